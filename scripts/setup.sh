@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Installs what the build needs and a fresh machine lacks: the pinned CUDA 13.0 toolkit (nvcc,
+# from PyPI, into .toolkit/) when no nvcc is found, and libclang for bindgen.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have_nvcc() {
+    [ -n "${NVCC:-}" ] && [ -x "$NVCC" ] && return 0
+    for d in "${CUDA_PATH:-}" "${CUDA_HOME:-}"; do
+        [ -n "$d" ] && [ -x "$d/bin/nvcc" ] && return 0
+    done
+    command -v nvcc >/dev/null 2>&1 && return 0
+    [ -x .toolkit/nvidia/cu13/bin/nvcc ]
+}
+
+if have_nvcc; then
+    echo "setup: nvcc found"
+else
+    echo "setup: no nvcc found; installing the pinned CUDA 13.0 toolkit from PyPI into .toolkit/"
+    # One pip call: a second --target call would not merge into the existing nvidia/ folder.
+    # nvvm is pinned too: unpinned, pip takes one that does not match nvcc 13.0.
+    python3 -m pip install --quiet --no-deps --target .toolkit \
+        nvidia-cuda-nvcc==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 \
+        nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85
+    .toolkit/nvidia/cu13/bin/nvcc --version | tail -n 2
+fi
+
+if [ -n "${LIBCLANG_PATH:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so' \
+    || ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1; then
+    echo "setup: libclang found"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing libclang-dev for bindgen"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-dev >/dev/null
+else
+    echo "setup: bindgen needs libclang: install libclang-dev (Debian/Ubuntu) or set LIBCLANG_PATH" >&2
+    exit 1
+fi

@@ -1,0 +1,169 @@
+//! Problem families. Each owns its inputs, its f64 reference, how its kernels and its vendor
+//! baseline are launched, its declared work and what shapes a variant can take.
+
+pub mod memory;
+pub mod sgemm;
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::{DeviceInfo, Gpu, Kernel};
+use crate::error::{LabError, Result};
+use crate::registry::VariantSpec;
+use crate::verify::{Check, Precision};
+
+/// A problem size: the family names its dimensions (m, n, k; or n for arrays).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape(pub Vec<u64>);
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(u64::to_string).collect();
+        f.write_str(&parts.join("x"))
+    }
+}
+
+/// What one run of the problem must do, at the least: every rate is derived from it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Work {
+    pub flops: f64,
+    pub bytes_read: f64,
+    pub bytes_written: f64,
+}
+
+/// The rate a family reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// FLOPs / s, shown in TFLOP/s.
+    Tflops,
+    /// Bytes read plus bytes written / s, shown in GB/s.
+    Gbs,
+}
+
+impl Unit {
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Tflops => "TFLOP/s",
+            Unit::Gbs => "GB/s",
+        }
+    }
+}
+
+impl Work {
+    /// The rate in `unit` for one run taking `ms` milliseconds.
+    pub fn rate(&self, unit: Unit, ms: f64) -> f64 {
+        let s = ms / 1e3;
+        match unit {
+            Unit::Tflops => self.flops / s / 1e12,
+            Unit::Gbs => (self.bytes_read + self.bytes_written) / s / 1e9,
+        }
+    }
+}
+
+/// One problem family.
+pub trait Family: Sync {
+    fn name(&self) -> &'static str;
+    /// The vendor routine every variant is compared with.
+    fn baseline(&self) -> &'static str;
+    fn precision(&self) -> Precision;
+    fn unit(&self) -> Unit;
+    /// Names of the shape's dimensions, matched by manifests' `multiple_of`.
+    fn dims(&self) -> &'static [&'static str];
+    fn default_sizes(&self, quick: bool) -> Vec<Shape>;
+    /// Parses one `--size` value; the message says what was expected.
+    fn parse_size(&self, text: &str) -> std::result::Result<Shape, String>;
+    /// How tables show a shape.
+    fn label(&self, shape: &Shape) -> String {
+        shape.to_string()
+    }
+    fn work(&self, shape: &Shape) -> Work;
+    /// The device's ceiling in this family's unit, from what the device reports.
+    fn peak(&self, dev: &DeviceInfo) -> Option<f64>;
+    /// Inputs drawn from `seed`, the reference computed, outputs allocated.
+    fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>>;
+
+    /// Ok, or why the variant cannot take this shape (from its manifest's `multiple_of`).
+    fn can_implement(&self, v: &VariantSpec, shape: &Shape) -> std::result::Result<(), String> {
+        for &(dim, m) in v.multiple_of {
+            let Some(pos) = self.dims().iter().position(|d| *d == dim) else {
+                return Err(format!("manifest's multiple_of names '{dim}', which {} does not have", self.name()));
+            };
+            if shape.0[pos] % m != 0 {
+                return Err(format!("needs {dim} % {m} == 0"));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One prepared problem: inputs on the GPU, a reference on the host, an output to check.
+pub trait Case {
+    /// Fills the output with NaN, so anything a kernel leaves unwritten fails the check.
+    fn poison(&mut self, gpu: &Gpu) -> Result<()>;
+    fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()>;
+    fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()>;
+    /// Compares the output now on the GPU with the reference.
+    fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check>;
+}
+
+/// Every family the lab implements.
+pub fn all() -> Vec<&'static dyn Family> {
+    vec![&memory::Memory, &sgemm::Sgemm]
+}
+
+pub fn get(name: &str) -> Option<&'static dyn Family> {
+    all().into_iter().find(|f| f.name() == name)
+}
+
+/// Parses "1000", "16384x768x3072", "256M": a positive integer with an optional binary suffix.
+pub fn parse_count(text: &str, what: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let (digits, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("{what} '{text}' is not a positive whole number"))?;
+    let v = n.checked_mul(mult).ok_or_else(|| format!("{what} '{text}' is too large"))?;
+    if v == 0 {
+        return Err(format!("{what} must be greater than 0"));
+    }
+    Ok(v)
+}
+
+/// Every `--size` value parsed by `family`; the error names the value.
+pub fn parse_sizes(family: &dyn Family, texts: &[String]) -> Result<Vec<Shape>> {
+    texts
+        .iter()
+        .map(|t| family.parse_size(t).map_err(|m| LabError::Usage(format!("--size for {}: {m}", family.name()))))
+        .collect()
+}
+
+/// A seed for one family and shape, derived from the run's seed so each check draws its own
+/// inputs and a run can be replayed with `--seed`.
+pub fn seed_for(run_seed: u64, family: &str, shape: &Shape) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ run_seed;
+    for b in format!("{family}/{shape}").bytes() {
+        h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// `len` values drawn uniformly from [-1, 1) with `seed`: never zeros, never a pattern.
+pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// Fills a GPU buffer with 0xFF bytes: as f32 that is NaN, which every check rejects.
+pub fn poison<T>(gpu: &Gpu, buf: &mut cudarc::driver::CudaSlice<T>) -> Result<()> {
+    use cudarc::driver::DevicePtrMut;
+    let bytes = buf.len() * std::mem::size_of::<T>();
+    let (ptr, _sync) = buf.device_ptr_mut(&gpu.stream);
+    // SAFETY: writes exactly the buffer's own bytes on the GPU's stream.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, gpu.stream.cu_stream()) }?;
+    Ok(())
+}

@@ -1,0 +1,10 @@
+//! The bindgen output for `csrc/include/lab.h`: the argument structs kernels take by value.
+#![allow(non_camel_case_types, non_snake_case, non_upper_case_globals, dead_code)]
+
+include!(concat!(env!("OUT_DIR"), "/lab_ffi.rs"));
+
+// SAFETY: each is a plain C struct of integers and floats with the layout bindgen checked
+// against lab.h, the header the kernels are compiled with, so passing it by value matches the
+// kernel's parameter.
+unsafe impl cudarc::driver::DeviceRepr for lab_copy_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}

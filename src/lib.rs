@@ -1,0 +1,34 @@
+//! kernel-lab: write, check, time and compare CUDA kernel variants across GPU architectures.
+//!
+//! Module map (module -> what it owns):
+//! - [`arch`]: the architecture table (Volta .. Blackwell) and nvcc target selection (shared with build.rs)
+//! - [`manifest`]: the schema of `csrc/<family>/variants.toml` (shared with build.rs)
+//! - [`resources`]: registers / shared memory / spills from ptxas's report (shared with build.rs)
+//! - [`ffi`]: the bindgen types of `csrc/include/lab.h`, the kernels' argument structs
+//! - [`registry`]: the variants compiled into this binary; lookup and filters
+//! - [`device`]: what the running GPU reports; the GPU handle (context, stream, cuBLAS)
+//! - [`families`]: per family: inputs, f64 reference, launches, declared work, what it can run
+//! - [`verify`]: error norms and the tolerance of each precision
+//! - [`stats`]: summaries of timing samples
+//! - [`timing`]: CUDA-event timing with warm-up and an L2 flush before every sample
+//! - [`runner`]: verify, then time, then verify again, for every variant and baseline
+//! - [`store`]: the per-device results files (schema, atomic writes, merging)
+//! - [`report`]: tables of results, side by side per device
+//! - [`error`]: the library's error type
+
+pub mod arch;
+pub mod device;
+pub mod error;
+pub mod families;
+pub mod ffi;
+pub mod manifest;
+pub mod registry;
+pub mod report;
+pub mod resources;
+pub mod runner;
+pub mod stats;
+pub mod store;
+pub mod timing;
+pub mod verify;
+
+pub use error::{LabError, Result};

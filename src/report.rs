@@ -1,0 +1,252 @@
+//! Tables of results: the bench table per family, the verify table, and stored results side
+//! by side, one column per device, as a terminal table, Markdown, CSV or JSON.
+
+use comfy_table::{presets, Table};
+use serde_json::json;
+
+use crate::store::{Entry, ResultsFile, Status};
+
+/// How `report` writes its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Markdown,
+    Csv,
+    Json,
+}
+
+fn rate_text(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0}")
+    } else if v >= 10.0 {
+        format!("{v:.1}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+fn ms_text(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 1.0 {
+        format!("{v:.3}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn opt<T>(v: Option<T>, f: impl Fn(T) -> String) -> String {
+    v.map(f).unwrap_or_else(|| "-".to_string())
+}
+
+fn ratio_text(v: f64) -> String {
+    format!("{v:.2}x")
+}
+
+fn pct_text(v: f64) -> String {
+    format!("{:.0}%", 100.0 * v)
+}
+
+/// What the status column says.
+fn note(e: &Entry) -> String {
+    match e.status {
+        Status::Ok => "ok".to_string(),
+        Status::Failed => format!("FAILED: {}", e.reason.as_deref().unwrap_or("")),
+        Status::Skipped => format!("skipped: {}", e.reason.as_deref().unwrap_or("")),
+    }
+}
+
+/// A table in the lab's terminal style, or as Markdown.
+pub fn new_table(header: Vec<String>, markdown: bool) -> Table {
+    let mut t = Table::new();
+    t.load_style(if markdown { presets::ASCII_MARKDOWN } else { presets::UTF8_FULL_CONDENSED });
+    t.set_header(header);
+    t
+}
+
+/// Families in first-seen order.
+fn families_of<'a>(entries: impl Iterator<Item = &'a Entry>) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in entries {
+        if !out.contains(&e.family) {
+            out.push(e.family.clone());
+        }
+    }
+    out
+}
+
+/// The bench output: one table per family, in run order (baseline first at every shape).
+pub fn bench_tables(entries: &[Entry], markdown: bool) -> String {
+    let mut out = String::new();
+    for fam in families_of(entries.iter()) {
+        let rows: Vec<&Entry> = entries.iter().filter(|e| e.family == fam).collect();
+        let unit = rows[0].unit.label();
+        let mut t = new_table(
+            ["variant", "config", "shape", "median ms", "spread", unit, "vs baseline", "% peak", "error", "status"]
+                .map(String::from)
+                .to_vec(),
+            markdown,
+        );
+        for e in rows {
+            t.add_row(vec![
+                e.variant.clone(),
+                e.config.clone(),
+                e.shape.clone(),
+                opt(e.time, |s| ms_text(s.median_ms)),
+                opt(e.time, |s| format!("{:.1}%", s.spread_pct())),
+                opt(e.rate, rate_text),
+                opt(e.vs_baseline, ratio_text),
+                opt(e.vs_peak, pct_text),
+                opt(e.verify.as_ref(), |c| format!("{:.1e}", c.error)),
+                note(e),
+            ]);
+        }
+        out.push_str(&format!("{fam}\n{t}\n"));
+    }
+    out
+}
+
+/// The verify output: every check with its seed.
+pub fn verify_table(entries: &[Entry]) -> String {
+    let mut t = new_table(["family", "variant", "shape", "seed", "error", "tolerance", "status"].map(String::from).to_vec(), false);
+    for e in entries {
+        t.add_row(vec![
+            e.family.clone(),
+            e.variant.clone(),
+            e.shape.clone(),
+            format!("{:#x}", e.seed),
+            opt(e.verify.as_ref(), |c| format!("{:.2e}", c.error)),
+            opt(e.verify.as_ref(), |c| format!("{:.0e}", c.tolerance)),
+            note(e),
+        ]);
+    }
+    t.to_string()
+}
+
+/// Column labels, one per file: "NVIDIA H200 sm_90", with the file name where two would clash.
+fn labels(files: &[(String, ResultsFile)]) -> Vec<String> {
+    let base: Vec<String> = files.iter().map(|(_, f)| format!("{} {}", f.device.name, f.device.arch_name())).collect();
+    base.iter()
+        .zip(files)
+        .map(|(b, (path, _))| if base.iter().filter(|x| *x == b).count() > 1 { format!("{b} ({path})") } else { b.clone() })
+        .collect()
+}
+
+/// Row keys (family, shape, variant) in first-seen order across the files.
+fn row_keys(files: &[(String, ResultsFile)]) -> Vec<(String, String, String)> {
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for (_, f) in files {
+        let mut entries: Vec<&Entry> = f.entries.iter().collect();
+        entries.sort_by_key(|e| (!e.baseline, e.rung));
+        for e in entries {
+            let k = (e.family.clone(), e.shape.clone(), e.variant.clone());
+            if !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    let fams = families_of(files.iter().flat_map(|(_, f)| f.entries.iter()));
+    keys.sort_by_key(|k| fams.iter().position(|f| *f == k.0));
+    keys
+}
+
+fn find<'a>(f: &'a ResultsFile, k: &(String, String, String)) -> Option<&'a Entry> {
+    f.entries.iter().find(|e| e.family == k.0 && e.shape == k.1 && e.variant == k.2)
+}
+
+fn cell(e: Option<&Entry>) -> String {
+    match e {
+        None => "-".to_string(),
+        Some(e) if e.status != Status::Ok => note(e),
+        Some(e) => format!(
+            "{} {} ({} base, {} peak)",
+            opt(e.rate, rate_text),
+            e.unit.label(),
+            opt(e.vs_baseline, ratio_text),
+            opt(e.vs_peak, pct_text)
+        ),
+    }
+}
+
+/// Stored results side by side, one column per device.
+pub fn side_by_side(files: &[(String, ResultsFile)], format: Format) -> String {
+    let labels = labels(files);
+    let keys = row_keys(files);
+    match format {
+        Format::Table | Format::Markdown => {
+            let mut header = vec!["family".to_string(), "shape".to_string(), "variant".to_string()];
+            header.extend(labels.iter().cloned());
+            let mut t = new_table(header, format == Format::Markdown);
+            for k in &keys {
+                let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone()];
+                row.extend(files.iter().map(|(_, f)| cell(find(f, k))));
+                t.add_row(row);
+            }
+            let runs: Vec<String> = files
+                .iter()
+                .zip(&labels)
+                .map(|((path, f), l)| {
+                    let r = f.runs.last();
+                    format!(
+                        "{l}: {path}, driver {}, {} runs, last {} (commit {})",
+                        f.device.driver,
+                        f.runs.len(),
+                        opt(r, |r| r.date.clone()),
+                        opt(r, |r| r.git_commit.clone())
+                    )
+                })
+                .collect();
+            format!("{t}\n{}\n", runs.join("\n"))
+        }
+        Format::Csv => {
+            let mut out = String::from("family,shape,variant");
+            for l in &labels {
+                for col in ["status", "median_ms", "rate", "unit", "vs_baseline", "vs_peak", "error"] {
+                    out.push_str(&format!(",{} {col}", csv_field(l)));
+                }
+            }
+            out.push('\n');
+            for k in &keys {
+                out.push_str(&format!("{},{},{}", csv_field(&k.0), csv_field(&k.1), csv_field(&k.2)));
+                for (_, f) in files {
+                    let e = find(f, k);
+                    let num = |v: Option<f64>| v.map(|x| format!("{x}")).unwrap_or_default();
+                    out.push_str(&format!(
+                        ",{},{},{},{},{},{},{}",
+                        e.map(|e| format!("{:?}", e.status).to_lowercase()).unwrap_or_default(),
+                        num(e.and_then(|e| e.time.map(|t| t.median_ms))),
+                        num(e.and_then(|e| e.rate)),
+                        e.map(|e| e.unit.label()).unwrap_or_default(),
+                        num(e.and_then(|e| e.vs_baseline)),
+                        num(e.and_then(|e| e.vs_peak)),
+                        num(e.and_then(|e| e.verify.as_ref().map(|c| c.error))),
+                    ));
+                }
+                out.push('\n');
+            }
+            out
+        }
+        Format::Json => {
+            let rows: Vec<serde_json::Value> = keys
+                .iter()
+                .map(|k| {
+                    let per: serde_json::Map<String, serde_json::Value> = labels
+                        .iter()
+                        .zip(files)
+                        .map(|(l, (_, f))| (l.clone(), serde_json::to_value(find(f, k)).unwrap_or_default()))
+                        .collect();
+                    json!({ "family": k.0, "shape": k.1, "variant": k.2, "devices": per })
+                })
+                .collect();
+            serde_json::to_string_pretty(&rows).unwrap_or_default() + "\n"
+        }
+    }
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}

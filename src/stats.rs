@@ -1,0 +1,57 @@
+//! Summaries of timing samples: median and spread, robust to the odd slow sample.
+
+use serde::{Deserialize, Serialize};
+
+/// A summary of samples in milliseconds.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub n: usize,
+    pub median_ms: f64,
+    pub mean_ms: f64,
+    pub min_ms: f64,
+    pub max_ms: f64,
+    pub p10_ms: f64,
+    pub p90_ms: f64,
+    pub stddev_ms: f64,
+}
+
+impl Summary {
+    /// None for no samples or any non-finite sample.
+    pub fn of(samples: &[f64]) -> Option<Summary> {
+        if samples.is_empty() || samples.iter().any(|s| !s.is_finite()) {
+            return None;
+        }
+        let mut v = samples.to_vec();
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let var = if n > 1 { v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64 } else { 0.0 };
+        Some(Summary {
+            n,
+            median_ms: percentile(&v, 50.0),
+            mean_ms: mean,
+            min_ms: v[0],
+            max_ms: v[n - 1],
+            p10_ms: percentile(&v, 10.0),
+            p90_ms: percentile(&v, 90.0),
+            stddev_ms: var.sqrt(),
+        })
+    }
+
+    /// The spread the tables show: (p90 - p10) / median, in percent.
+    pub fn spread_pct(&self) -> f64 {
+        if self.median_ms > 0.0 {
+            100.0 * (self.p90_ms - self.p10_ms) / self.median_ms
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Linear interpolation between the closest ranks of sorted, non-empty `v`.
+pub fn percentile(v: &[f64], p: f64) -> f64 {
+    let rank = (p / 100.0).clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let lo = rank.floor() as usize;
+    let hi = rank.ceil() as usize;
+    v[lo] + (v[hi] - v[lo]) * (rank - lo as f64)
+}

@@ -1,0 +1,135 @@
+//! Results files: one JSON file per device under results/, schema-versioned and self-describing
+//! (device, toolkit, driver, commit, date, and per entry the hash of the variant's source and
+//! flags). Written atomically; a new run replaces only the entries it measured.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::DeviceInfo;
+use crate::error::{LabError, Result};
+use crate::families::{Unit, Work};
+use crate::stats::Summary;
+use crate::timing::Policy;
+use crate::verify::Check;
+
+/// Bumped whenever a field changes meaning or disappears.
+pub const SCHEMA: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ResultsFile {
+    pub schema: u32,
+    pub device: DeviceInfo,
+    pub runs: Vec<RunInfo>,
+    pub entries: Vec<Entry>,
+}
+
+/// One invocation of `kernel-lab bench`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct RunInfo {
+    pub id: u32,
+    /// UTC, RFC 3339.
+    pub date: String,
+    pub git_commit: String,
+    pub lab_version: String,
+    pub nvcc: String,
+    pub driver: String,
+    pub command: String,
+    pub seed: u64,
+    pub policy: Policy,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+    Skipped,
+}
+
+/// One variant (or the family's baseline) at one shape.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    pub run: u32,
+    pub family: String,
+    pub variant: String,
+    pub baseline: bool,
+    pub rung: u32,
+    pub config: String,
+    pub shape: String,
+    pub dims: Vec<u64>,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub seed: u64,
+    pub verify: Option<Check>,
+    /// The check of the output the timed launches left.
+    pub verify_after: Option<Check>,
+    pub time: Option<Summary>,
+    pub work: Work,
+    pub unit: Unit,
+    pub rate: Option<f64>,
+    pub vs_baseline: Option<f64>,
+    /// The device's ceiling in `unit` this entry is measured against.
+    pub peak: Option<f64>,
+    pub vs_peak: Option<f64>,
+    pub source_hash: Option<String>,
+}
+
+impl Entry {
+    fn key(&self) -> (&str, &str, &str) {
+        (&self.family, &self.variant, &self.shape)
+    }
+}
+
+/// results/<device-slug>.json
+pub fn path_for(dir: &Path, device: &DeviceInfo) -> PathBuf {
+    dir.join(format!("{}.json", device.slug()))
+}
+
+/// Reads a results file; a missing, unreadable, foreign or other-schema file is an error that
+/// names the file.
+pub fn load(path: &Path) -> Result<ResultsFile> {
+    let err = |msg: String| LabError::Results { path: path.display().to_string(), msg };
+    let text = std::fs::read_to_string(path).map_err(|e| err(format!("cannot read: {e}")))?;
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| err(format!("not JSON: {e}")))?;
+    match value.get("schema").and_then(|s| s.as_u64()) {
+        None => return Err(err("not a kernel-lab results file (no schema number)".into())),
+        Some(s) if s != SCHEMA as u64 => {
+            return Err(err(format!("results schema {s}, but this kernel-lab reads schema {SCHEMA}")))
+        }
+        Some(_) => {}
+    }
+    serde_json::from_value(value).map_err(|e| err(format!("does not match results schema {SCHEMA}: {e}")))
+}
+
+/// Adds a run to `existing` (if any): its entries replace those of the same family, variant
+/// and shape; runs no entry refers to any more are dropped.
+pub fn merge(existing: Option<ResultsFile>, device: DeviceInfo, mut run: RunInfo, mut entries: Vec<Entry>) -> ResultsFile {
+    let mut file = existing.unwrap_or(ResultsFile { schema: SCHEMA, device: device.clone(), runs: Vec::new(), entries: Vec::new() });
+    run.id = file.runs.iter().map(|r| r.id + 1).max().unwrap_or(0);
+    for e in &mut entries {
+        e.run = run.id;
+    }
+    file.entries.retain(|old| !entries.iter().any(|new| new.key() == old.key()));
+    file.entries.extend(entries);
+    file.runs.push(run);
+    file.runs.retain(|r| file.entries.iter().any(|e| e.run == r.id));
+    file.device = device;
+    file
+}
+
+/// Writes to a temporary file beside `path`, then renames it over `path`: a reader never sees
+/// half a file, and a failed write leaves the old one.
+pub fn write_atomic(path: &Path, file: &ResultsFile) -> Result<()> {
+    let err = |msg: String| LabError::Results { path: path.display().to_string(), msg };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(|e| err(format!("cannot create folder: {e}")))?;
+    }
+    let text = serde_json::to_string_pretty(file).map_err(|e| err(format!("cannot serialise: {e}")))?;
+    let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+    std::fs::write(&tmp, text + "\n").map_err(|e| err(format!("cannot write {}: {e}", tmp.display())))?;
+    std::fs::rename(&tmp, path).map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        err(format!("cannot replace: {e}"))
+    })
+}

@@ -1,0 +1,103 @@
+//! The command line's bad-input cases: one line on stderr, a non-zero exit, nothing written.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn lab(args: &[&str], cwd: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_kernel-lab")).args(args).current_dir(cwd).output().unwrap()
+}
+
+/// Fails unless the command exited non-zero with exactly one stderr line containing `want`.
+fn one_line_error(args: &[&str], want: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lab(args, dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line:\n{err}");
+    assert!(err.contains(want), "{args:?}: {err} should contain {want}");
+    assert!(!dir.path().join("results").exists(), "{args:?} left a results folder");
+}
+
+fn gpu_present() -> bool {
+    kernel_lab::device::list().is_ok()
+}
+
+#[test]
+fn unknown_family_or_variant() {
+    one_line_error(&["list", "--family", "nope"], "unknown family 'nope'");
+    one_line_error(&["verify", "nope"], "no family or variant matches 'nope'");
+    one_line_error(&["bench", "nope"], "no family or variant matches 'nope'");
+}
+
+#[test]
+fn bad_sizes() {
+    one_line_error(&["bench", "sgemm", "--size", "0"], "greater than 0");
+    one_line_error(&["bench", "sgemm", "--size", "abc"], "not a positive whole number");
+    one_line_error(&["verify", "sgemm", "--size", "10x10"], "neither N nor MxNxK");
+    one_line_error(&["bench", "memory", "--size", "7"], "4-byte");
+    one_line_error(&["bench", "sgemm", "--size", "1024,-1"], "not a positive whole number");
+}
+
+#[test]
+fn bad_results_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let garbage = dir.path().join("garbage.json");
+    std::fs::write(&garbage, "not json").unwrap();
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, "{\"schema\": 0, \"entries\": []}").unwrap();
+    one_line_error(&["report", "/no/such/file.json"], "cannot read");
+    one_line_error(&["report", garbage.to_str().unwrap()], "not JSON");
+    one_line_error(&["report", other.to_str().unwrap()], "results schema 0");
+    one_line_error(&["report", "--format", "pdf", other.to_str().unwrap()], "invalid value 'pdf'");
+}
+
+#[test]
+fn unknown_architecture_for_resources() {
+    one_line_error(&["resources", "--arch", "sm_70"], "Volta");
+    one_line_error(&["resources", "--arch", "sm_99"], "no variant was built for 'sm_99'");
+}
+
+#[test]
+fn no_gpu_is_one_line_that_points_to_report() {
+    if gpu_present() {
+        eprintln!("NOTICE: no_gpu_is_one_line_that_points_to_report SKIPPED its check: this machine has a GPU");
+        return;
+    }
+    for cmd in [&["bench"][..], &["verify", "sgemm"], &["devices"]] {
+        one_line_error(cmd, "kernel-lab report");
+    }
+}
+
+#[test]
+fn registry_commands_need_no_gpu() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lab(&["list"], dir.path());
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sgemm_01_naive") && text.contains("memory_02_copy_vec4"), "{text}");
+    assert!(text.contains("not built for sm_70"), "the skipped architecture is said: {text}");
+    let out = lab(&["resources", "--arch", "sm_89"], dir.path());
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("sgemm_03_smem_tiling") && text.contains("sm_89") && !text.contains("sm_90"), "{text}");
+}
+
+#[test]
+fn report_renders_every_format() {
+    let committed: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/results"))
+        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect())
+        .unwrap_or_default();
+    if committed.is_empty() {
+        eprintln!("NOTICE: report_renders_every_format SKIPPED: no results/*.json committed yet");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for format in ["table", "markdown", "csv", "json"] {
+        let mut args = vec!["report", "--format", format];
+        args.extend(committed.iter().map(|p| p.to_str().unwrap()));
+        let out = lab(&args, dir.path());
+        assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("cuBLAS SGEMM") && text.contains("sgemm_01_naive"), "{format}: {text}");
+    }
+}

@@ -1,0 +1,69 @@
+//! Tests that need a GPU. Without one they are listed as ignored ("needs a GPU"), never passed;
+//! `cargo make test` runs them with --include-ignored where nvidia-smi lists a GPU.
+
+use kernel_lab::device::Gpu;
+use kernel_lab::families::{self, Shape};
+use kernel_lab::runner::{self, Options};
+use kernel_lab::store::Status;
+
+fn gpu() -> Gpu {
+    Gpu::open(0).expect("this test needs a GPU")
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn every_variant_verifies_at_the_quick_sizes() {
+    let mut gpu = gpu();
+    let opts = Options { quick: true, ..Options::default() };
+    let plans = runner::plan(&opts).unwrap();
+    let entries = runner::run(&mut gpu, &plans, &opts, 42).unwrap();
+    let failed: Vec<String> =
+        entries.iter().filter(|e| e.status == Status::Failed).map(|e| format!("{} {}: {:?}", e.variant, e.shape, e.reason)).collect();
+    assert!(failed.is_empty(), "{failed:#?}");
+    for fam in ["memory", "sgemm"] {
+        assert!(entries.iter().any(|e| e.family == fam && e.baseline && e.status == Status::Ok), "{fam} baseline");
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn an_unwritten_output_fails_the_check() {
+    let mut gpu = gpu();
+    let fam = families::get("sgemm").unwrap();
+    let mut case = fam.prepare(&mut gpu, &Shape(vec![96, 80, 64]), 3).unwrap();
+    case.poison(&gpu).unwrap();
+    gpu.sync().unwrap();
+    let c = case.check(&gpu, fam.precision()).unwrap();
+    assert!(!c.passed() && c.nonfinite == 96 * 80, "{}", c.describe());
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
+    let mut gpu = gpu();
+    let opts = Options { filter: Some("sgemm".into()), sizes: vec!["1023".into(), "257x64x129".into(), "8x1000x3".into()], ..Options::default() };
+    let plans = runner::plan(&opts).unwrap();
+    let entries = runner::run(&mut gpu, &plans, &opts, 7).unwrap();
+    for e in &entries {
+        match e.status {
+            Status::Ok => assert!(e.verify.as_ref().unwrap().passed()),
+            Status::Skipped => assert!(e.reason.as_ref().is_some_and(|r| !r.is_empty())),
+            Status::Failed => panic!("{} {}: {:?}", e.variant, e.shape, e.reason),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn timing_gives_a_rate_and_checks_again() {
+    let mut gpu = gpu();
+    let opts = Options { filter: Some("memory_02".into()), sizes: vec!["64M".into()], quick: true, time: true };
+    let plans = runner::plan(&opts).unwrap();
+    let entries = runner::run(&mut gpu, &plans, &opts, 11).unwrap();
+    let v = entries.iter().find(|e| e.variant == "memory_02_copy_vec4").unwrap();
+    assert_eq!(v.status, Status::Ok, "{:?}", v.reason);
+    let t = v.time.unwrap();
+    assert!(t.n >= kernel_lab::timing::FLOOR_SAMPLES && t.median_ms > 0.0);
+    assert!(v.verify_after.as_ref().unwrap().passed());
+    assert!(v.rate.unwrap() > 0.0 && v.vs_baseline.unwrap() > 0.0);
+}

@@ -1,0 +1,141 @@
+//! The generated registry, the manifest rules, and the families' sizes, work and references.
+
+use kernel_lab::families::{self, sgemm::full_product, Shape};
+use kernel_lab::manifest;
+use kernel_lab::registry::{self, BUILD, VARIANTS};
+
+#[test]
+fn every_variant_is_built_with_resources_and_a_hash() {
+    assert!(!VARIANTS.is_empty());
+    for v in VARIANTS {
+        assert!(!v.fatbin.is_empty(), "{} has no fatbin", v.name);
+        assert_eq!(v.source_hash.len(), 16, "{}", v.name);
+        assert!(!v.summary.is_empty(), "{}: the kernel file must open with a Technique: line", v.name);
+        for t in v.targets.iter().filter(|t| t.starts_with("sm_")) {
+            assert!(v.resources.iter().any(|(r, _)| r == t), "{}: no ptxas report for {t}", v.name);
+        }
+        assert!(families::get(v.family).is_some(), "{}: no Rust family", v.name);
+    }
+    assert!(BUILD.archs.contains(&"sm_90"));
+}
+
+#[test]
+fn names_are_unique_and_rungs_ordered() {
+    let mut names: Vec<&str> = VARIANTS.iter().map(|v| v.name).collect();
+    names.sort_unstable();
+    names.dedup();
+    assert_eq!(names.len(), VARIANTS.len());
+    for f in registry::families() {
+        let rungs: Vec<u32> = VARIANTS.iter().filter(|v| v.family == f).map(|v| v.rung).collect();
+        assert!(rungs.windows(2).all(|w| w[0] <= w[1]), "{f}: {rungs:?}");
+    }
+}
+
+#[test]
+fn filters_select_family_variant_or_substring() {
+    assert_eq!(registry::select(None).unwrap().len(), VARIANTS.len());
+    assert!(registry::select(Some("sgemm")).unwrap().iter().all(|v| v.family == "sgemm"));
+    assert_eq!(registry::select(Some("sgemm_01_naive")).unwrap().len(), 1);
+    assert!(registry::select(Some("copy")).unwrap().iter().all(|v| v.family == "memory"));
+    let e = registry::select(Some("nope")).unwrap_err().to_string();
+    assert!(e.contains("no family or variant matches 'nope'") && e.contains("sgemm"), "{e}");
+    assert!(registry::family("nope").is_err());
+}
+
+#[test]
+fn gpu_without_a_target_is_skipped_with_a_reason() {
+    let v = registry::by_name("sgemm_01_naive").unwrap();
+    assert!(v.runnable_on(90).is_ok());
+    assert!(v.runnable_on(89).is_ok());
+    let why = v.runnable_on(61).unwrap_err();
+    assert!(why.contains("sm_61"), "{why}");
+}
+
+#[test]
+fn manifest_rules() {
+    let ok = "[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [16, 16]\ndefines = { BM = 16 }\n";
+    let v = manifest::parse("fam", ok).unwrap();
+    assert_eq!((v[0].name.as_str(), v[0].rung, v[0].block), ("fam_01_x", 1, [16, 16, 1]));
+    assert_eq!(v[0].nvcc_defines(), ["-DBLOCK_X=16", "-DBLOCK_Y=16", "-DBLOCK_Z=1", "-DBM=16"]);
+    let bad = |text: &str, want: &str| {
+        let e = manifest::parse("fam", text).unwrap_err();
+        assert!(e.contains(want), "{e} should say {want}");
+    };
+    bad("[[variant]]\nfile = \"other_01_x.cu\"\nblock = [1]\n", "fam_NN_");
+    bad("[[variant]]\nfile = \"fam_1_x.cu\"\nblock = [1]\n", "fam_NN_");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [64, 32]\n", "over CUDA's 1024");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = []\n", "1 to 3");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [1]\n[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [1]\n", "used twice");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [1]\narch = \"ampere\"\n", "arch requirement");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [1]\ndefines = { BLOCK_X = 1 }\n", "BLOCK_");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [1]\nname = \"other\"\n", "start with");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [1]\nmultiple_of = { k = 0 }\n", "positive");
+    bad("[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [1]\ncolour = 1\n", "unknown field");
+}
+
+#[test]
+fn sizes_parse_or_explain() {
+    let sgemm = families::get("sgemm").unwrap();
+    assert_eq!(sgemm.parse_size("1000").unwrap(), Shape(vec![1000, 1000, 1000]));
+    assert_eq!(sgemm.parse_size("16384x768x3072").unwrap(), Shape(vec![16384, 768, 3072]));
+    for (bad, want) in [("0", "greater than 0"), ("abc", "not a positive whole number"), ("-5", "not a positive"), ("4x4", "neither"), ("70000", "limit"), ("1x0x1", "greater than 0")] {
+        let e = sgemm.parse_size(bad).unwrap_err();
+        assert!(e.contains(want), "{bad}: {e}");
+    }
+    let mem = families::get("memory").unwrap();
+    assert_eq!(mem.parse_size("256M").unwrap(), Shape(vec![256 << 20]));
+    assert_eq!(mem.parse_size("1G").unwrap(), Shape(vec![1 << 30]));
+    assert!(mem.parse_size("6").unwrap_err().contains("4-byte"));
+    assert!(mem.parse_size("99999999999999999999G").is_err());
+    assert_eq!(mem.label(&Shape(vec![(1 << 30) + 12])), "1024 MiB+12 B");
+}
+
+#[test]
+fn default_sizes_include_shapes_off_the_tile() {
+    let sgemm = families::get("sgemm").unwrap();
+    for quick in [false, true] {
+        let s = sgemm.default_sizes(quick);
+        assert!(s.iter().any(|x| x.0[0] % 8 != 0), "odd size in {s:?}");
+    }
+    assert!(sgemm.default_sizes(false).contains(&Shape(vec![8192, 8192, 8192])));
+    let mem = families::get("memory").unwrap();
+    assert!(mem.default_sizes(false).iter().any(|s| s.0[0] % 16 != 0), "a tail that is not a whole vector");
+    assert!(mem.default_sizes(false).iter().all(|s| s.0[0] >= 256 << 20), "well above any L2");
+}
+
+#[test]
+fn declared_work_and_rates() {
+    let sgemm = families::get("sgemm").unwrap();
+    let w = sgemm.work(&Shape(vec![2, 3, 4]));
+    assert_eq!((w.flops, w.bytes_read, w.bytes_written), (48.0, 4.0 * (8.0 + 12.0), 24.0));
+    assert!((w.rate(sgemm.unit(), 1e-3) - 48.0 / 1e-6 / 1e12).abs() < 1e-12);
+    let mem = families::get("memory").unwrap();
+    let w = mem.work(&Shape(vec![1 << 30]));
+    assert!((w.rate(mem.unit(), 1.0) - 2.0 * (1u64 << 30) as f64 / 1e-3 / 1e9).abs() < 1e-6, "read + written");
+}
+
+#[test]
+fn multiple_of_declarations_are_enforced() {
+    let sgemm = families::get("sgemm").unwrap();
+    let vec4 = registry::by_name("sgemm_06_vectorized").unwrap();
+    assert!(sgemm.can_implement(vec4, &Shape(vec![1000, 1000, 1000])).is_ok());
+    assert!(sgemm.can_implement(vec4, &Shape(vec![1023, 1023, 1023])).unwrap_err().contains("% 4"));
+}
+
+#[test]
+fn reference_product_matches_a_plain_triple_loop() {
+    let (m, n, k) = (5, 7, 3);
+    let a = families::random_f32(m * k, 1);
+    let b = families::random_f32(k * n, 2);
+    assert!(a.iter().all(|x| (-1.0..1.0).contains(x)) && a.iter().any(|x| *x != 0.0));
+    let c = full_product(&a, &b, m, n, k);
+    for i in 0..m {
+        for j in 0..n {
+            let want: f64 = (0..k).map(|p| a[i * k + p] as f64 * b[p * n + j] as f64).sum();
+            assert!((c[i * n + j] - want).abs() < 1e-12);
+        }
+    }
+    assert_ne!(families::random_f32(8, 1), families::random_f32(8, 3), "seeds give fresh inputs");
+    let s = Shape(vec![4, 4, 4]);
+    assert_ne!(families::seed_for(1, "sgemm", &s), families::seed_for(2, "sgemm", &s));
+}

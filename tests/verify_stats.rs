@@ -1,0 +1,93 @@
+//! Tolerances, the error norm, NaN handling, and the statistics of timing samples.
+
+use approx::assert_relative_eq;
+use kernel_lab::stats::{percentile, Summary};
+use kernel_lab::verify::{check, Precision};
+
+fn pairs(v: &[f64]) -> impl Iterator<Item = (usize, f64)> + Clone + '_ {
+    v.iter().copied().enumerate()
+}
+
+#[test]
+fn tolerances_per_precision() {
+    assert_eq!(Precision::Exact.tolerance(), 0.0);
+    let fp32 = Precision::Fp32.tolerance();
+    assert!(fp32 > 1e-6 && fp32 < 1e-3, "fp32 tolerance {fp32} must sit between rounding and a bug");
+}
+
+#[test]
+fn exact_match_passes_and_any_difference_fails_exact() {
+    let want = [1.0, -2.0, 3.5];
+    let c = check(&[1.0, -2.0, 3.5], pairs(&want), Precision::Exact);
+    assert!(c.passed());
+    assert_eq!(c.error, 0.0);
+    let c = check(&[1.0, -2.0, 3.5000002], pairs(&want), Precision::Exact);
+    assert!(!c.passed());
+    assert_eq!(c.first_bad.len(), 1);
+    assert_eq!(c.first_bad[0].0, 2);
+}
+
+#[test]
+fn error_norm_is_relative() {
+    let want = [3.0, 4.0];
+    let c = check(&[3.0, 4.5], pairs(&want), Precision::Fp32);
+    assert_relative_eq!(c.error, 0.5 / 5.0, epsilon = 1e-12);
+    assert!(!c.passed());
+    let c = check(&[3.0, 4.0001], pairs(&want), Precision::Fp32);
+    assert!(c.passed(), "{}", c.describe());
+}
+
+#[test]
+fn nan_fails_even_outside_the_compared_elements() {
+    let want = [1.0];
+    let c = check(&[1.0, f32::NAN], pairs(&want), Precision::Fp32);
+    assert_eq!(c.error, 0.0);
+    assert_eq!(c.nonfinite, 1);
+    assert!(!c.passed(), "an unwritten (poisoned) element must fail");
+    let c = check(&[f32::NAN], pairs(&want), Precision::Fp32);
+    assert!(!c.passed() && c.error.is_nan());
+    let c = check(&[f32::INFINITY], pairs(&want), Precision::Fp32);
+    assert!(!c.passed());
+}
+
+#[test]
+fn zero_reference_with_wrong_output_fails() {
+    let c = check(&[1e-3], pairs(&[0.0]), Precision::Fp32);
+    assert!(!c.passed() && c.error.is_infinite());
+}
+
+#[test]
+fn summary_median_percentiles_and_spread() {
+    let s = Summary::of(&[5.0, 1.0, 3.0, 2.0, 4.0]).unwrap();
+    assert_eq!(s.n, 5);
+    assert_eq!(s.median_ms, 3.0);
+    assert_eq!((s.min_ms, s.max_ms), (1.0, 5.0));
+    assert_relative_eq!(s.mean_ms, 3.0);
+    assert_relative_eq!(s.p10_ms, 1.4);
+    assert_relative_eq!(s.p90_ms, 4.6);
+    assert_relative_eq!(s.spread_pct(), 100.0 * 3.2 / 3.0);
+    assert_relative_eq!(s.stddev_ms, 2.5f64.sqrt());
+    let even = Summary::of(&[1.0, 2.0, 3.0, 10.0]).unwrap();
+    assert_eq!(even.median_ms, 2.5, "median is robust to one slow sample");
+}
+
+#[test]
+fn summary_rejects_empty_and_non_finite() {
+    assert!(Summary::of(&[]).is_none());
+    assert!(Summary::of(&[1.0, f64::NAN]).is_none());
+    let one = Summary::of(&[2.0]).unwrap();
+    assert_eq!((one.median_ms, one.stddev_ms, one.spread_pct()), (2.0, 0.0, 0.0));
+    assert_eq!(percentile(&[1.0, 2.0], 0.0), 1.0);
+    assert_eq!(percentile(&[1.0, 2.0], 100.0), 2.0);
+}
+
+#[test]
+fn sample_counts_follow_the_policy() {
+    use kernel_lab::timing::{Policy, FLOOR_SAMPLES};
+    let p = Policy::full();
+    assert_eq!(p.samples_for(0.001), p.max_samples, "fast kernels: as many as allowed");
+    assert_eq!(p.samples_for(p.budget_s * 1e3 / 50.0), 50, "budget / launch time");
+    assert_eq!(p.samples_for(p.budget_s * 1e3 / 2.0), p.min_samples, "never under the minimum...");
+    assert_eq!(p.samples_for(p.cap_s * 1e3 / 8.0), 8, "...unless that would pass the cap");
+    assert_eq!(p.samples_for(60_000.0), FLOOR_SAMPLES, "and never under the floor");
+}
