@@ -132,22 +132,29 @@ fn labels(files: &[(String, ResultsFile)]) -> Vec<String> {
         .collect()
 }
 
-/// Row keys (family, shape, variant) in first-seen order across the files.
+/// Row keys (family, shape, variant): families and shapes in first-seen order across the
+/// files, then the baseline, then the rungs in order.
 fn row_keys(files: &[(String, ResultsFile)]) -> Vec<(String, String, String)> {
-    let mut keys: Vec<(String, String, String)> = Vec::new();
-    for (_, f) in files {
-        let mut entries: Vec<&Entry> = f.entries.iter().collect();
-        entries.sort_by_key(|e| (!e.baseline, e.rung));
-        for e in entries {
-            let k = (e.family.clone(), e.shape.clone(), e.variant.clone());
-            if !keys.contains(&k) {
-                keys.push(k);
-            }
+    let all: Vec<&Entry> = files.iter().flat_map(|(_, f)| f.entries.iter()).collect();
+    let fams = families_of(all.iter().copied());
+    let mut shapes: Vec<&str> = Vec::new();
+    for e in &all {
+        if !shapes.contains(&e.shape.as_str()) {
+            shapes.push(&e.shape);
         }
     }
-    let fams = families_of(files.iter().flat_map(|(_, f)| f.entries.iter()));
-    keys.sort_by_key(|k| fams.iter().position(|f| *f == k.0));
-    keys
+    let mut rows: Vec<&Entry> = Vec::new();
+    for e in all {
+        if !rows.iter().any(|r| r.family == e.family && r.shape == e.shape && r.variant == e.variant) {
+            rows.push(e);
+        }
+    }
+    rows.sort_by_key(|e| {
+        let fam = fams.iter().position(|f| *f == e.family);
+        let shape = shapes.iter().position(|s| *s == e.shape);
+        (fam, shape, !e.baseline, e.rung)
+    });
+    rows.into_iter().map(|e| (e.family.clone(), e.shape.clone(), e.variant.clone())).collect()
 }
 
 fn find<'a>(f: &'a ResultsFile, k: &(String, String, String)) -> Option<&'a Entry> {
