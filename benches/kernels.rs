@@ -31,7 +31,7 @@ fn kernels(c: &mut Criterion) {
             Unit::Gbs => Throughput::Bytes((work.bytes_read + work.bytes_written) as u64),
         });
         for v in plan.variants {
-            if let Err(why) = v.runnable_on(gpu.info.sm()).and_then(|_| fam.can_implement(v, &shape)) {
+            if let Err(why) = v.runnable_on(gpu.info.sm()).and_then(|_| fam.can_implement(v, &v.config(), &shape)) {
                 eprintln!("{}: skipped: {why}", v.name);
                 continue;
             }

@@ -16,8 +16,17 @@ fn summary(src: &Path) -> String {
         .unwrap_or_default()
 }
 
-pub fn write_registry(path: &Path, nvcc: &Nvcc, plan: &ArchPlan, built: &[Built]) -> std::io::Result<()> {
+pub fn write_registry(path: &Path, include: &Path, nvcc: &Nvcc, plan: &ArchPlan, built: &[Built]) -> std::io::Result<()> {
     let mut s = String::new();
+    // The shared headers, for compiling variants again at run time (the tuner, with NVRTC).
+    let mut headers: Vec<std::path::PathBuf> = std::fs::read_dir(include)?.filter_map(|d| d.ok().map(|d| d.path())).collect();
+    headers.sort();
+    writeln!(s, "pub static HEADERS: &[(&str, &str)] = &[").unwrap();
+    for h in &headers {
+        let name = h.file_name().unwrap().to_string_lossy().to_string();
+        writeln!(s, "    ({name:?}, include_str!({:?})),", h.display().to_string()).unwrap();
+    }
+    writeln!(s, "];\n").unwrap();
     let archs: Vec<String> = plan.archs.iter().map(|a| format!("sm_{a}")).collect();
     writeln!(s, "pub static BUILD: BuildInfo = BuildInfo {{").unwrap();
     writeln!(s, "    nvcc_version: {:?},", nvcc.version).unwrap();
@@ -51,6 +60,10 @@ pub fn write_registry(path: &Path, nvcc: &Nvcc, plan: &ArchPlan, built: &[Built]
             None => writeln!(s, "        fatbin: &[],").unwrap(),
         }
         writeln!(s, "        source_hash: {:?},", b.hash).unwrap();
+        writeln!(s, "        source: include_str!({:?}),", b.job.src.display().to_string()).unwrap();
+        let tune: Vec<String> = e.tune.iter().map(|(k, v)| format!("({k:?}, &{v:?})")).collect();
+        writeln!(s, "        tune: &[{}],", tune.join(", ")).unwrap();
+        writeln!(s, "        constraints: &{:?},", e.constraints).unwrap();
         writeln!(s, "        resources: &[").unwrap();
         for (target, u) in &b.usage {
             writeln!(

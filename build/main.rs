@@ -5,6 +5,9 @@
 #[allow(dead_code)]
 #[path = "../src/arch.rs"]
 mod arch;
+#[path = "../src/expr.rs"]
+mod expr;
+#[allow(dead_code)]
 #[path = "../src/manifest.rs"]
 mod manifest;
 #[path = "../src/resources.rs"]
@@ -30,6 +33,9 @@ fn main() {
     git_commit(&root);
 
     let toolkit = nvcc::Nvcc::find(&root).unwrap_or_else(|msg| fail(&msg));
+    // Where the toolkit keeps libnvrtc, for machines whose loader path lacks it (see jit.rs).
+    let lib = toolkit.path.parent().and_then(Path::parent).map(|r| r.join("lib")).unwrap_or_default();
+    println!("cargo:rustc-env=KERNEL_LAB_TOOLKIT_LIB={}", lib.display());
     let plan = arch::plan_archs(&toolkit.gpu_codes, &toolkit.version, std::env::var("KERNEL_LAB_ARCHS").ok().as_deref())
         .unwrap_or_else(|msg| fail(&msg));
     for (sm, why) in &plan.skipped {
@@ -49,7 +55,7 @@ fn main() {
             println!("cargo:warning={}: {w}", b.job.entry.name);
         }
     }
-    codegen::write_registry(&out.join("registry.rs"), &toolkit, &plan, &built).unwrap_or_else(|e| fail(&e.to_string()));
+    codegen::write_registry(&out.join("registry.rs"), &csrc.join("include"), &toolkit, &plan, &built).unwrap_or_else(|e| fail(&e.to_string()));
 }
 
 /// Every `csrc/<family>/variants.toml`, families sorted by name.

@@ -97,7 +97,7 @@ fn flags(job: &Job, include: &Path) -> Vec<String> {
         "-Xptxas=-v".to_string(),
         format!("-I{}", include.display()),
     ];
-    f.extend(job.entry.nvcc_defines());
+    f.extend(job.entry.config().compiler_defines());
     f.extend(job.targets.iter().map(|t| format!("-gencode={}", t.gencode())));
     f
 }

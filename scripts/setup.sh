@@ -18,10 +18,11 @@ if have_nvcc; then
 else
     echo "setup: no nvcc found; installing the pinned CUDA 13.0 toolkit from PyPI into .toolkit/"
     # One pip call: a second --target call would not merge into the existing nvidia/ folder.
-    # nvvm is pinned too: unpinned, pip takes one that does not match nvcc 13.0.
+    # nvvm is pinned too: unpinned, pip takes one that does not match nvcc 13.0. NVRTC is the
+    # tuner's compiler; its tests use it without a GPU.
     python3 -m pip install --quiet --no-deps --target .toolkit \
         nvidia-cuda-nvcc==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-crt==13.0.88 \
-        nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85
+        nvidia-nvvm==13.0.88 nvidia-cuda-cccl==13.0.85 nvidia-cuda-nvrtc==13.0.88
     .toolkit/nvidia/cu13/bin/nvcc --version | tail -n 2
 fi
 

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::arch;
 use crate::error::{LabError, Result};
-use crate::registry::VariantSpec;
+use crate::registry::{Config, VariantSpec};
 
 /// The device's own description, stored with every results file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -119,9 +119,10 @@ pub fn list() -> Result<Vec<DeviceInfo>> {
         .collect()
 }
 
-/// A loaded kernel: the variant and its function in this context.
+/// A loaded kernel: the variant, the configuration it was compiled with, its function.
 pub struct Kernel {
     pub spec: &'static VariantSpec,
+    pub config: Config,
     func: CudaFunction,
 }
 
@@ -132,6 +133,7 @@ pub struct Gpu {
     pub info: DeviceInfo,
     blas: std::sync::OnceLock<CudaBlas>,
     kernels: HashMap<&'static str, Arc<Kernel>>,
+    compiled: HashMap<String, Arc<Kernel>>,
 }
 
 impl Gpu {
@@ -146,7 +148,7 @@ impl Gpu {
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;
         let info = info(ordinal, &ctx)?;
-        Ok(Gpu { ctx, stream, info, blas: std::sync::OnceLock::new(), kernels: HashMap::new() })
+        Ok(Gpu { ctx, stream, info, blas: std::sync::OnceLock::new(), kernels: HashMap::new(), compiled: HashMap::new() })
     }
 
     /// The cuBLAS handle on this GPU's stream, created on first use.
@@ -163,7 +165,26 @@ impl Gpu {
         if let Some(k) = self.kernels.get(spec.name) {
             return Ok(k.clone());
         }
-        let module = self.ctx.load_module(Ptx::from_binary(spec.fatbin.to_vec()))?;
+        let k = Arc::new(self.load(spec, spec.config(), Ptx::from_binary(spec.fatbin.to_vec()))?);
+        self.kernels.insert(spec.name, k.clone());
+        Ok(k)
+    }
+
+    /// `spec` compiled by NVRTC in `config` for this GPU (once per process and configuration).
+    pub fn jit(&mut self, spec: &'static VariantSpec, config: &Config) -> Result<Arc<Kernel>> {
+        let key = format!("{}|{}", spec.name, config.label());
+        if let Some(k) = self.compiled.get(&key) {
+            return Ok(k.clone());
+        }
+        let code = crate::jit::compile(spec, config, self.info.sm())?;
+        let k = Arc::new(self.load(spec, config.clone(), code)?);
+        self.compiled.insert(key, k.clone());
+        Ok(k)
+    }
+
+    /// Loads compiled code (a fatbin, or PTX from NVRTC) of `spec` built with `config`.
+    pub fn load(&self, spec: &'static VariantSpec, config: Config, code: Ptx) -> Result<Kernel> {
+        let module = self.ctx.load_module(code)?;
         let func = module.load_function(spec.symbol)?;
         if spec.dyn_smem_bytes > 48 * 1024 {
             func.set_attribute(
@@ -171,9 +192,7 @@ impl Gpu {
                 spec.dyn_smem_bytes as i32,
             )?;
         }
-        let k = Arc::new(Kernel { spec, func });
-        self.kernels.insert(spec.name, k.clone());
-        Ok(k)
+        Ok(Kernel { spec, config, func })
     }
 
     pub fn sync(&self) -> Result<()> {
@@ -182,6 +201,20 @@ impl Gpu {
 }
 
 impl Kernel {
+    /// A compile-time constant of this kernel, which the family's launch needs.
+    pub fn define(&self, name: &str) -> Result<i64> {
+        self.config.require(name).map_err(LabError::Usage)
+    }
+
+    /// Blocks of this kernel that fit on one SM at once (0: it cannot launch at all).
+    pub fn blocks_per_sm(&self) -> Result<u32> {
+        Ok(self.func.occupancy_max_active_blocks_per_multiprocessor(self.config.threads(), self.spec.dyn_smem_bytes as usize, None)?)
+    }
+
+    /// Registers per thread, static shared memory and local memory (spills, stack) per thread.
+    pub fn usage(&self) -> Result<(u32, u32, u32)> {
+        Ok((self.func.num_regs()? as u32, self.func.shared_size_bytes()? as u32, self.func.local_size_bytes()? as u32))
+    }
     /// Launches the kernel with one argument struct from lab.h, on `grid` blocks of the
     /// manifest's block shape.
     ///
@@ -189,7 +222,7 @@ impl Kernel {
     /// `args` must be the lab.h struct this kernel's entry takes (its family's), and every device
     /// pointer in it must address a live allocation large enough for the shape it describes.
     pub unsafe fn launch<A: cudarc::driver::DeviceRepr>(&self, stream: &CudaStream, grid: (u32, u32, u32), args: &A) -> Result<()> {
-        let b = self.spec.block;
+        let b = self.config.block;
         let cfg = LaunchConfig { grid_dim: grid, block_dim: (b[0], b[1], b[2]), shared_mem_bytes: self.spec.dyn_smem_bytes };
         let mut builder = stream.launch_builder(&self.func);
         builder.arg(args);

@@ -3,14 +3,17 @@
 //! Module map (module -> what it owns):
 //! - [`arch`]: the architecture table (Volta .. Blackwell) and nvcc target selection (shared with build.rs)
 //! - [`manifest`]: the schema of `csrc/<family>/variants.toml` (shared with build.rs)
+//! - [`expr`]: integer expressions for manifests' tuning constraints (shared with build.rs)
 //! - [`resources`]: registers / shared memory / spills from ptxas's report (shared with build.rs)
 //! - [`ffi`]: the bindgen types of `csrc/include/lab.h`, the kernels' argument structs
+//! - [`jit`]: compiling a variant again at run time in another configuration (NVRTC)
 //! - [`registry`]: the variants compiled into this binary; lookup and filters
 //! - [`device`]: what the running GPU reports; the GPU handle (context, stream, cuBLAS)
 //! - [`families`]: per family: inputs, f64 reference, launches, declared work, what it can run
 //! - [`verify`]: error norms and the tolerance of each precision
 //! - [`stats`]: summaries of timing samples
 //! - [`timing`]: CUDA-event timing with warm-up and an L2 flush before every sample
+//! - [`tune`]: the search over a variant's tunable constants (children compile with NVRTC)
 //! - [`runner`]: verify, then time, then verify again, for every variant and baseline
 //! - [`store`]: the per-device results files (schema, atomic writes, merging)
 //! - [`report`]: tables of results, side by side per device
@@ -19,8 +22,10 @@
 pub mod arch;
 pub mod device;
 pub mod error;
+pub mod expr;
 pub mod families;
 pub mod ffi;
+pub mod jit;
 pub mod manifest;
 pub mod registry;
 pub mod report;
@@ -29,6 +34,7 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod timing;
+pub mod tune;
 pub mod verify;
 
 pub use error::{LabError, Result};

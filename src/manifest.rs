@@ -38,6 +38,13 @@ pub struct Entry {
     /// Dynamic shared memory per block, bytes.
     #[serde(default)]
     pub dyn_smem_bytes: u32,
+    /// Values `kernel-lab tune` may try for defines (or BLOCK_X/Y/Z), e.g. `{ BM = [64, 128] }`.
+    #[serde(default)]
+    pub tune: BTreeMap<String, Vec<i64>>,
+    /// What every configuration must satisfy, as integer expressions over the defines and
+    /// BLOCK_X/Y/Z; the tuner drops candidates that do not before compiling them.
+    #[serde(default)]
+    pub constraints: Vec<String>,
 }
 
 /// A manifest entry after validation.
@@ -53,6 +60,8 @@ pub struct Checked {
     pub defines: BTreeMap<String, i64>,
     pub multiple_of: BTreeMap<String, u64>,
     pub dyn_smem_bytes: u32,
+    pub tune: BTreeMap<String, Vec<i64>>,
+    pub constraints: Vec<String>,
 }
 
 fn is_ident(s: &str) -> bool {
@@ -99,6 +108,17 @@ pub fn parse(family: &str, text: &str) -> Result<Vec<Checked>, String> {
                 return Err(format!("{at}: define '{k}' must be an identifier and not BLOCK_* (those come from block)"));
             }
         }
+        for (k, values) in &e.tune {
+            let known = e.defines.contains_key(k) || ["BLOCK_X", "BLOCK_Y", "BLOCK_Z"].contains(&k.as_str());
+            if !known {
+                return Err(format!("{at}: tune.{k} is neither a define of this entry nor BLOCK_X/Y/Z"));
+            }
+            if values.is_empty() || values.iter().any(|v| *v <= 0) {
+                return Err(format!("{at}: tune.{k} must list positive values"));
+            }
+        }
+        let own = Config { block, defines: e.defines.iter().map(|(k, v)| (k.clone(), *v)).collect() };
+        crate::expr::check_all(&e.constraints, &|n| own.value(n)).map_err(|m| format!("{at}: its own configuration {m}"))?;
         if let Some((k, _)) = e.multiple_of.iter().find(|(_, v)| **v == 0) {
             return Err(format!("{at}: multiple_of.{k} must be positive"));
         }
@@ -113,20 +133,90 @@ pub fn parse(family: &str, text: &str) -> Result<Vec<Checked>, String> {
             defines: e.defines,
             multiple_of: e.multiple_of,
             dyn_smem_bytes: e.dyn_smem_bytes,
+            tune: e.tune,
+            constraints: e.constraints,
         });
     }
     Ok(out)
 }
 
 impl Checked {
-    /// The -D flags nvcc gets: the block shape, then the manifest's defines.
-    pub fn nvcc_defines(&self) -> Vec<String> {
-        let mut v = vec![
-            format!("-DBLOCK_X={}", self.block[0]),
-            format!("-DBLOCK_Y={}", self.block[1]),
-            format!("-DBLOCK_Z={}", self.block[2]),
-        ];
+    /// The manifest's configuration of this entry.
+    pub fn config(&self) -> Config {
+        Config { block: self.block, defines: self.defines.iter().map(|(k, v)| (k.clone(), *v)).collect() }
+    }
+}
+
+/// A launch configuration: the block shape and the compile-time constants. The manifest gives
+/// each variant one; the tuner tries others.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub struct Config {
+    pub block: [u32; 3],
+    pub defines: Vec<(String, i64)>,
+}
+
+impl Config {
+    pub fn define(&self, name: &str) -> Option<i64> {
+        self.defines.iter().find(|(k, _)| k == name).map(|&(_, v)| v)
+    }
+
+    /// A define, or BLOCK_X/Y/Z: the names constraints and tune tables use.
+    pub fn value(&self, name: &str) -> Option<i64> {
+        match name {
+            "BLOCK_X" => Some(self.block[0] as i64),
+            "BLOCK_Y" => Some(self.block[1] as i64),
+            "BLOCK_Z" => Some(self.block[2] as i64),
+            _ => self.define(name),
+        }
+    }
+
+    /// This configuration with `name` set to `value` (a define or BLOCK_X/Y/Z).
+    pub fn with(&self, name: &str, value: i64) -> Config {
+        let mut c = self.clone();
+        match name {
+            "BLOCK_X" => c.block[0] = value as u32,
+            "BLOCK_Y" => c.block[1] = value as u32,
+            "BLOCK_Z" => c.block[2] = value as u32,
+            _ => {
+                if let Some(d) = c.defines.iter_mut().find(|(k, _)| k == name) {
+                    d.1 = value;
+                }
+            }
+        }
+        c
+    }
+
+    /// A define the family's launch needs; the manifest must have set it.
+    pub fn require(&self, name: &str) -> Result<i64, String> {
+        self.define(name).ok_or_else(|| format!("the configuration {} lacks the define {name}", self.label()))
+    }
+
+    pub fn threads(&self) -> u32 {
+        self.block.iter().product()
+    }
+
+    /// Block shape and constants, as the tables show them.
+    pub fn label(&self) -> String {
+        let b = &self.block;
+        let block = match (b[1], b[2]) {
+            (1, 1) => format!("{}", b[0]),
+            (_, 1) => format!("{}x{}", b[0], b[1]),
+            _ => format!("{}x{}x{}", b[0], b[1], b[2]),
+        };
+        let defs: Vec<String> = self.defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        if defs.is_empty() {
+            format!("block {block}")
+        } else {
+            format!("block {block} {}", defs.join(" "))
+        }
+    }
+
+    /// The -D flags a compiler gets for this configuration.
+    pub fn compiler_defines(&self) -> Vec<String> {
+        let mut v: Vec<String> = ["X", "Y", "Z"].iter().zip(self.block).map(|(d, n)| format!("-DBLOCK_{d}={n}")).collect();
         v.extend(self.defines.iter().map(|(k, val)| format!("-D{k}={val}")));
         v
     }
 }
+
+

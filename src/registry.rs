@@ -3,6 +3,7 @@
 
 use crate::arch::Target;
 use crate::error::{LabError, Result};
+pub use crate::manifest::Config;
 pub use crate::resources::Usage;
 
 /// What the build used and left out.
@@ -40,39 +41,20 @@ pub struct VariantSpec {
     pub source_hash: &'static str,
     /// Per SASS target, from ptxas.
     pub resources: &'static [(&'static str, Usage)],
+    /// The kernel file's text, for compiling it again with other constants (the tuner).
+    pub source: &'static str,
+    /// Values the tuner may try, per define (or BLOCK_X/Y/Z).
+    pub tune: &'static [(&'static str, &'static [i64])],
+    /// What every configuration must satisfy (integer expressions, see `expr`).
+    pub constraints: &'static [&'static str],
 }
 
 include!(concat!(env!("OUT_DIR"), "/registry.rs"));
 
 impl VariantSpec {
-    pub fn define(&self, name: &str) -> Option<i64> {
-        self.defines.iter().find(|(k, _)| *k == name).map(|&(_, v)| v)
-    }
-
-    /// A define the family's launch needs; the manifest must have set it.
-    pub fn require(&self, name: &str) -> Result<i64> {
-        self.define(name)
-            .ok_or_else(|| LabError::Usage(format!("{}: the manifest entry must define {name}", self.name)))
-    }
-
-    pub fn threads(&self) -> u32 {
-        self.block.iter().product()
-    }
-
-    /// Block shape and constants, as the tables show them.
-    pub fn config(&self) -> String {
-        let b = &self.block;
-        let block = match (b[1], b[2]) {
-            (1, 1) => format!("{}", b[0]),
-            (_, 1) => format!("{}x{}", b[0], b[1]),
-            _ => format!("{}x{}x{}", b[0], b[1], b[2]),
-        };
-        let defs: Vec<String> = self.defines.iter().map(|(k, v)| format!("{k}={v}")).collect();
-        if defs.is_empty() {
-            format!("block {block}")
-        } else {
-            format!("block {block} {}", defs.join(" "))
-        }
+    /// The configuration the manifest gives (the one in the fatbin).
+    pub fn config(&self) -> Config {
+        Config { block: self.block, defines: self.defines.iter().map(|&(k, v)| (k.to_string(), v)).collect() }
     }
 
     /// Ok when a GPU of compute capability `sm` (e.g. 90) can run this variant; else why not.

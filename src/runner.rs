@@ -3,6 +3,8 @@
 //! that fails is recorded as failed and never timed; one the GPU or shape cannot take is
 //! recorded as skipped with the reason.
 
+use std::sync::Arc;
+
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::device::{Gpu, Kernel};
@@ -10,7 +12,8 @@ use crate::error::{LabError, Result};
 use crate::families::{self, Case, Family, Shape};
 use crate::registry::{self, VariantSpec};
 use crate::stats::Summary;
-use crate::store::{Entry, Status};
+use crate::jit;
+use crate::store::{Entry, Status, TuneRecord};
 use crate::timing::{Policy, Timer};
 use crate::verify::Check;
 
@@ -19,9 +22,14 @@ use crate::verify::Check;
 pub struct Options {
     pub filter: Option<String>,
     pub sizes: Vec<String>,
+    /// Named shape sets of the families (`--suite bert`); families without one are left out.
+    pub suites: Vec<String>,
     pub quick: bool,
     /// Time as well as verify.
     pub time: bool,
+    /// Stored tuning results for this device: each variant with one is also run in its tuned
+    /// configuration, compiled with NVRTC, while the record's hash still matches.
+    pub tuned: Vec<TuneRecord>,
 }
 
 impl Options {
@@ -53,25 +61,86 @@ pub fn plan(opts: &Options) -> Result<Vec<Plan>> {
         let family = families::get(name).ok_or_else(|| {
             LabError::Usage(format!("csrc/{name} has a manifest but the lab has no family '{name}' in src/families"))
         })?;
-        let shapes = if opts.sizes.is_empty() {
-            family.default_sizes(opts.quick)
-        } else {
-            families::parse_sizes(family, &opts.sizes)?
-        };
-        plans.push(Plan { family, variants, shapes });
+        let mut shapes = families::parse_sizes(family, &opts.sizes)?;
+        let suites = family.suites();
+        for name in &opts.suites {
+            if let Some((_, _, s)) = suites.iter().find(|(n, _, _)| n == name) {
+                shapes.extend(s.iter().filter(|x| !shapes.contains(x)).cloned().collect::<Vec<_>>());
+            }
+        }
+        if opts.sizes.is_empty() && opts.suites.is_empty() {
+            shapes = family.default_sizes(opts.quick);
+        }
+        if !shapes.is_empty() {
+            plans.push(Plan { family, variants, shapes });
+        }
+    }
+    for name in &opts.suites {
+        if !plans.iter().any(|p| p.family.suites().iter().any(|(n, _, _)| n == name)) {
+            let known: Vec<String> =
+                families::all().iter().flat_map(|f| f.suites().into_iter().map(move |(n, _, _)| format!("{} {n}", f.name()))).collect();
+            return Err(LabError::Usage(format!("no selected family has a suite '{name}' (suites: {})", known.join(", "))));
+        }
     }
     Ok(plans)
 }
 
 /// What is measured for one entry.
-enum Subject {
+pub enum Subject {
     Baseline,
+    /// A variant as built into the binary.
     Variant(&'static VariantSpec),
+    /// A variant compiled at run time in another configuration.
+    Compiled { kernel: Arc<Kernel>, name: String, note: String, hash: String },
+    /// A compiled configuration that could not be had here, and why.
+    Unavailable { spec: &'static VariantSpec, name: String, reason: String },
+}
+
+impl Subject {
+    fn name(&self, fam: &dyn Family) -> String {
+        match self {
+            Subject::Baseline => fam.baseline().to_string(),
+            Subject::Variant(v) => v.name.to_string(),
+            Subject::Compiled { name, .. } | Subject::Unavailable { name, .. } => name.clone(),
+        }
+    }
+}
+
+/// The stored tuning of `v` for `shape`: the record of that shape, else the one whose shape is
+/// closest in work.
+fn tuning_for<'a>(tuned: &'a [TuneRecord], fam: &dyn Family, v: &VariantSpec, shape: &Shape) -> Option<&'a TuneRecord> {
+    let flops = |dims: &[u64]| fam.work(&Shape(dims.to_vec())).flops.max(1.0).ln();
+    tuned
+        .iter()
+        .filter(|t| t.family == v.family && t.variant == v.name && t.best.is_some())
+        .min_by(|a, b| {
+            let d = |t: &TuneRecord| if t.dims == shape.0 { -1.0 } else { (flops(&t.dims) - flops(&shape.0)).abs() };
+            d(a).total_cmp(&d(b))
+        })
+}
+
+/// The tuned configuration of `rec` compiled for this GPU, if its hash still matches.
+fn tuned_subject(gpu: &mut Gpu, v: &'static VariantSpec, rec: &TuneRecord) -> Subject {
+    let name = format!("{}@tuned", v.name);
+    let best = rec.best.clone().expect("tuning_for picks records with a best");
+    let unavailable = |reason: String| Subject::Unavailable { spec: v, name: name.clone(), reason };
+    let hash = match jit::hash(v, &best, gpu.info.sm()) {
+        Ok(h) => h,
+        Err(e) => return unavailable(e.to_string()),
+    };
+    if Some(&hash) != rec.best_hash.as_ref() {
+        return unavailable(format!("stale tuning from {} (source, headers or NVRTC changed): run kernel-lab tune again", rec.date));
+    }
+    match gpu.jit(v, &best) {
+        Ok(kernel) => Subject::Compiled { kernel, name, note: format!("tuned at {}", rec.shape), hash },
+        Err(e) => unavailable(format!("cannot compile the tuned configuration: {e}")),
+    }
 }
 
 /// Runs the plans; `seed` is the run's seed (each family and shape derives its own from it).
 pub fn run(gpu: &mut Gpu, plans: &[Plan], opts: &Options, seed: u64) -> Result<Vec<Entry>> {
-    let total: usize = plans.iter().map(|p| p.shapes.len() * (p.variants.len() + 1)).sum();
+    let tuned = |p: &Plan| p.variants.iter().filter(|v| opts.tuned.iter().any(|t| t.variant == v.name)).count();
+    let total: usize = plans.iter().map(|p| p.shapes.len() * (p.variants.len() + 1 + tuned(p))).sum();
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}").unwrap());
     let policy = opts.policy();
@@ -84,14 +153,15 @@ pub fn run(gpu: &mut Gpu, plans: &[Plan], opts: &Options, seed: u64) -> Result<V
             bar.suspend(|| eprintln!("{} {}: seed {shape_seed:#018x}", fam.name(), fam.label(shape)));
             let mut case = fam.prepare(gpu, shape, shape_seed)?;
             let mut subjects = vec![Subject::Baseline];
-            subjects.extend(plan.variants.iter().map(|v| Subject::Variant(v)));
+            for &v in &plan.variants {
+                subjects.push(Subject::Variant(v));
+                if let Some(rec) = tuning_for(&opts.tuned, fam, v, shape) {
+                    subjects.push(tuned_subject(gpu, v, rec));
+                }
+            }
             let mut baseline_rate = None;
             for subject in subjects {
-                let name = match &subject {
-                    Subject::Baseline => fam.baseline(),
-                    Subject::Variant(v) => v.name,
-                };
-                bar.set_message(format!("{} {name}", fam.label(shape)));
+                bar.set_message(format!("{} {}", fam.label(shape), subject.name(fam)));
                 let mut e = measure(gpu, fam, case.as_mut(), &subject, shape, shape_seed, timer.as_mut(), &policy)?;
                 if e.baseline {
                     baseline_rate = e.rate;
@@ -106,8 +176,9 @@ pub fn run(gpu: &mut Gpu, plans: &[Plan], opts: &Options, seed: u64) -> Result<V
     Ok(entries)
 }
 
+/// Verifies, times and verifies again one subject on a prepared case.
 #[allow(clippy::too_many_arguments)]
-fn measure(
+pub fn measure(
     gpu: &mut Gpu,
     fam: &dyn Family,
     case: &mut dyn Case,
@@ -142,7 +213,7 @@ fn measure(
         vs_peak: None,
         source_hash: None,
     };
-    let kernel = match *subject {
+    let kernel = match subject {
         Subject::Baseline => {
             e.variant = fam.baseline().to_string();
             e.baseline = true;
@@ -152,9 +223,9 @@ fn measure(
         Subject::Variant(v) => {
             e.variant = v.name.to_string();
             e.rung = v.rung;
-            e.config = v.config();
+            e.config = v.config().label();
             e.source_hash = Some(v.source_hash.to_string());
-            if let Err(why) = v.runnable_on(gpu.info.sm()).and_then(|_| fam.can_implement(v, shape)) {
+            if let Err(why) = v.runnable_on(gpu.info.sm()).and_then(|_| fam.can_implement(v, &v.config(), shape)) {
                 e.reason = Some(why);
                 return Ok(e);
             }
@@ -162,6 +233,23 @@ fn measure(
                 Ok(k) => Some(k),
                 Err(err) => return Ok(failed(e, format!("cannot load: {err}"))),
             }
+        }
+        Subject::Compiled { kernel, name, note, hash } => {
+            e.variant = name.clone();
+            e.rung = kernel.spec.rung;
+            e.config = format!("{} ({note})", kernel.config.label());
+            e.source_hash = Some(hash.clone());
+            if let Err(why) = fam.can_implement(kernel.spec, &kernel.config, shape) {
+                e.reason = Some(why);
+                return Ok(e);
+            }
+            Some(kernel.clone())
+        }
+        Subject::Unavailable { spec, name, reason } => {
+            e.variant = name.clone();
+            e.rung = spec.rung;
+            e.reason = Some(reason.clone());
+            return Ok(e);
         }
     };
     let gpu = &*gpu;

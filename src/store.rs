@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::DeviceInfo;
 use crate::error::{LabError, Result};
 use crate::families::{Unit, Work};
+use crate::registry::Config;
 use crate::stats::Summary;
 use crate::timing::Policy;
 use crate::verify::Check;
@@ -22,6 +23,63 @@ pub struct ResultsFile {
     pub device: DeviceInfo,
     pub runs: Vec<RunInfo>,
     pub entries: Vec<Entry>,
+    /// `kernel-lab tune` results, one per family, variant and shape.
+    #[serde(default)]
+    pub tuning: Vec<TuneRecord>,
+}
+
+/// How one tuning candidate ended.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum CandidateStatus {
+    /// Verified and timed.
+    Ok,
+    /// Ran but failed verification, or its launches failed.
+    Failed,
+    /// Pruned: breaks a constraint, does not compile, or cannot launch on this GPU.
+    Rejected,
+    /// Its process died (a crash, a hang past the time limit): recorded, and the search goes on.
+    Crashed,
+}
+
+/// One configuration the tuner tried.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Candidate {
+    pub config: Config,
+    pub status: CandidateStatus,
+    pub reason: Option<String>,
+    pub median_ms: Option<f64>,
+    pub rate: Option<f64>,
+    pub error: Option<f64>,
+    pub registers: Option<u32>,
+    pub smem_bytes: Option<u32>,
+    pub local_bytes: Option<u32>,
+    pub blocks_per_sm: Option<u32>,
+    /// `jit::hash` of the compiled code.
+    pub hash: Option<String>,
+}
+
+/// The outcome of tuning one variant at one shape on this device.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TuneRecord {
+    pub family: String,
+    pub variant: String,
+    pub shape: String,
+    pub dims: Vec<u64>,
+    pub date: String,
+    pub git_commit: String,
+    pub budget_s: f64,
+    /// Configurations in the search space, and how many were tried within the budget.
+    pub space: usize,
+    pub tried: usize,
+    pub candidates: Vec<Candidate>,
+    /// The finalists re-timed head to head: (config label, median of each round, ms).
+    pub head_to_head: Vec<(String, Vec<f64>)>,
+    pub best: Option<Config>,
+    /// Bench compiles `best` only while its hash still matches (same source, headers, NVRTC).
+    pub best_hash: Option<String>,
+    pub best_median_ms: Option<f64>,
+    pub best_rate: Option<f64>,
 }
 
 /// One invocation of `kernel-lab bench`.
@@ -105,7 +163,7 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
 /// Adds a run to `existing` (if any): its entries replace those of the same family, variant
 /// and shape; runs no entry refers to any more are dropped.
 pub fn merge(existing: Option<ResultsFile>, device: DeviceInfo, mut run: RunInfo, mut entries: Vec<Entry>) -> ResultsFile {
-    let mut file = existing.unwrap_or(ResultsFile { schema: SCHEMA, device: device.clone(), runs: Vec::new(), entries: Vec::new() });
+    let mut file = existing.unwrap_or_else(|| empty(device.clone()));
     run.id = file.runs.iter().map(|r| r.id + 1).max().unwrap_or(0);
     for e in &mut entries {
         e.run = run.id;
@@ -116,6 +174,30 @@ pub fn merge(existing: Option<ResultsFile>, device: DeviceInfo, mut run: RunInfo
     file.runs.retain(|r| file.entries.iter().any(|e| e.run == r.id));
     file.device = device;
     file
+}
+
+fn empty(device: DeviceInfo) -> ResultsFile {
+    ResultsFile { schema: SCHEMA, device, runs: Vec::new(), entries: Vec::new(), tuning: Vec::new() }
+}
+
+/// Puts a tuning record into `existing` (or a new file), replacing the one for the same family,
+/// variant and shape.
+pub fn upsert_tuning(existing: Option<ResultsFile>, device: DeviceInfo, record: TuneRecord) -> ResultsFile {
+    let mut file = existing.unwrap_or_else(|| empty(device.clone()));
+    file.tuning.retain(|t| !(t.family == record.family && t.variant == record.variant && t.shape == record.shape));
+    file.tuning.push(record);
+    file.device = device;
+    file
+}
+
+/// The results file at `path` if there is one; an unreadable or foreign one is an error, so
+/// that it is never overwritten.
+pub fn load_existing(path: &Path) -> Result<Option<ResultsFile>> {
+    if path.exists() {
+        load(path).map(Some)
+    } else {
+        Ok(None)
+    }
 }
 
 /// Writes to a temporary file beside `path`, then renames it over `path`: a reader never sees

@@ -39,6 +39,19 @@ fn bad_sizes() {
 }
 
 #[test]
+fn bad_suites_and_tuning_requests() {
+    one_line_error(&["bench", "--suite", "nope"], "no selected family has a suite 'nope'");
+    one_line_error(&["bench", "memory", "--suite", "bert"], "no selected family has a suite 'bert'");
+    one_line_error(&["tune", "nope"], "unknown family 'nope'");
+    one_line_error(&["tune", "sgemm", "sgemm_01"], "has tunable constants");
+    one_line_error(&["tune", "sgemm", "memory_02"], "names no variant of sgemm");
+    one_line_error(&["tune", "sgemm", "--budget", "0"], "--budget must be a positive number");
+    one_line_error(&["tune", "sgemm", "--budget", "-1"], "-1");
+    one_line_error(&["tune", "sgemm", "--budget", "soon"], "invalid value 'soon'");
+    one_line_error(&["tune", "sgemm", "--size", "0"], "greater than 0");
+}
+
+#[test]
 fn bad_results_files() {
     let dir = tempfile::tempdir().unwrap();
     let garbage = dir.path().join("garbage.json");

@@ -57,7 +57,7 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
 #[ignore = "needs a GPU"]
 fn timing_gives_a_rate_and_checks_again() {
     let mut gpu = gpu();
-    let opts = Options { filter: Some("memory_02".into()), sizes: vec!["64M".into()], quick: true, time: true };
+    let opts = Options { filter: Some("memory_02".into()), sizes: vec!["64M".into()], quick: true, time: true, ..Options::default() };
     let plans = runner::plan(&opts).unwrap();
     let entries = runner::run(&mut gpu, &plans, &opts, 11).unwrap();
     let v = entries.iter().find(|e| e.variant == "memory_02_copy_vec4").unwrap();
@@ -66,4 +66,23 @@ fn timing_gives_a_rate_and_checks_again() {
     assert!(t.n >= kernel_lab::timing::FLOOR_SAMPLES && t.median_ms > 0.0);
     assert!(v.verify_after.as_ref().unwrap().passed());
     assert!(v.rate.unwrap() > 0.0 && v.vs_baseline.unwrap() > 0.0);
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_tuning_candidate_compiles_verifies_and_times() {
+    use kernel_lab::store::CandidateStatus;
+    use kernel_lab::{registry, timing::Policy, tune};
+    let mut gpu = gpu();
+    let v = registry::by_name("sgemm_08_double_buffered").unwrap();
+    let shape = Shape(vec![512, 384, 260]);
+    let other = v.config().with("BK", 8);
+    for config in [v.config(), other] {
+        let c = tune::evaluate(&mut gpu, v, &shape, &config, 5, &Policy::quick()).unwrap();
+        assert_eq!(c.status, CandidateStatus::Ok, "{}: {:?}", config.label(), c.reason);
+        assert!(c.median_ms.unwrap() > 0.0 && c.registers.unwrap() > 0 && c.blocks_per_sm.unwrap() > 0);
+    }
+    let too_big = v.config().with("BLOCK_X", 1024).with("BM", 256).with("BN", 256);
+    let c = tune::evaluate(&mut gpu, v, &shape, &too_big, 5, &Policy::quick()).unwrap();
+    assert_eq!(c.status, CandidateStatus::Rejected, "{c:?}");
 }

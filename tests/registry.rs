@@ -56,7 +56,7 @@ fn manifest_rules() {
     let ok = "[[variant]]\nfile = \"fam_01_x.cu\"\nblock = [16, 16]\ndefines = { BM = 16 }\n";
     let v = manifest::parse("fam", ok).unwrap();
     assert_eq!((v[0].name.as_str(), v[0].rung, v[0].block), ("fam_01_x", 1, [16, 16, 1]));
-    assert_eq!(v[0].nvcc_defines(), ["-DBLOCK_X=16", "-DBLOCK_Y=16", "-DBLOCK_Z=1", "-DBM=16"]);
+    assert_eq!(v[0].config().compiler_defines(), ["-DBLOCK_X=16", "-DBLOCK_Y=16", "-DBLOCK_Z=1", "-DBM=16"]);
     let bad = |text: &str, want: &str| {
         let e = manifest::parse("fam", text).unwrap_err();
         assert!(e.contains(want), "{e} should say {want}");
@@ -118,8 +118,12 @@ fn declared_work_and_rates() {
 fn multiple_of_declarations_are_enforced() {
     let sgemm = families::get("sgemm").unwrap();
     let vec4 = registry::by_name("sgemm_06_vectorized").unwrap();
-    assert!(sgemm.can_implement(vec4, &Shape(vec![1000, 1000, 1000])).is_ok());
-    assert!(sgemm.can_implement(vec4, &Shape(vec![1023, 1023, 1023])).unwrap_err().contains("% 4"));
+    assert!(sgemm.can_implement(vec4, &vec4.config(), &Shape(vec![1000, 1000, 1000])).is_ok());
+    assert!(sgemm.can_implement(vec4, &vec4.config(), &Shape(vec![1023, 1023, 1023])).unwrap_err().contains("% 4"));
+    let coalesced = registry::by_name("sgemm_02_coalesced").unwrap();
+    let tall = Shape(vec![802816, 64, 576]);
+    assert!(sgemm.can_implement(coalesced, &coalesced.config(), &tall).unwrap_err().contains("65535"));
+    assert!(sgemm.can_implement(vec4, &vec4.config(), &tall).is_ok());
 }
 
 #[test]

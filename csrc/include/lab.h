@@ -4,7 +4,13 @@
 #ifndef KERNEL_LAB_H
 #define KERNEL_LAB_H
 
+#if defined(__CUDACC_RTC__)
+/* NVRTC (the tuner's run-time compiler) has no C library headers. */
+typedef unsigned long long uint64_t;
+typedef int int32_t;
+#else
 #include <stdint.h>
+#endif
 
 /* Pointers travel as 64-bit device addresses so the Rust side needs no pointer casts. */
 typedef uint64_t lab_dptr;

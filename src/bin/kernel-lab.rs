@@ -12,7 +12,8 @@ use kernel_lab::registry::{self, BUILD, VARIANTS};
 use kernel_lab::report::{self, Format};
 use kernel_lab::runner::{self, Options};
 use kernel_lab::store::{self, RunInfo, Status};
-use kernel_lab::{arch, LabError};
+use kernel_lab::timing::Policy;
+use kernel_lab::{arch, families, tune, LabError};
 
 #[derive(Parser)]
 #[command(name = "kernel-lab", version, about = "Write, check, time and compare CUDA kernel variants")]
@@ -50,6 +51,43 @@ enum Cmd {
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
     },
+    /// Search a family's tunable constants on this GPU; store the best per variant and shape.
+    Tune {
+        family: String,
+        /// A variant of the family, or part of variant names.
+        filter: Option<String>,
+        /// Shapes to tune at (default: the family's largest quick size).
+        #[arg(long = "size", value_delimiter = ',')]
+        sizes: Vec<String>,
+        /// Seconds of search in all, shared by the variants and shapes.
+        #[arg(long, default_value_t = 300.0)]
+        budget: f64,
+        /// Finalists re-timed head to head.
+        #[arg(long, default_value_t = 3)]
+        top: usize,
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        #[arg(long)]
+        seed: Option<u64>,
+        #[arg(long, default_value_t = 0)]
+        gpu: usize,
+    },
+    /// One tuning candidate, in its own process (the tuner runs this).
+    #[command(hide = true)]
+    TuneCandidate {
+        #[arg(long)]
+        variant: String,
+        #[arg(long)]
+        size: String,
+        #[arg(long)]
+        config: String,
+        #[arg(long)]
+        seed: u64,
+        #[arg(long, default_value_t = 0)]
+        gpu: usize,
+        #[arg(long)]
+        full: bool,
+    },
     /// Registers, shared memory and spills per variant, from the build's ptxas report.
     Resources {
         /// Only this architecture, e.g. sm_90.
@@ -65,6 +103,9 @@ struct RunArgs {
     /// Problem sizes, the family's syntax (sgemm: N or MxNxK; memory: bytes, with K/M/G).
     #[arg(long = "size", value_delimiter = ',')]
     sizes: Vec<String>,
+    /// Named shape sets (sgemm: square, odd, bert, resnet); only families that have one run.
+    #[arg(long = "suite", value_delimiter = ',')]
+    suites: Vec<String>,
     /// Fewer sizes and samples.
     #[arg(long)]
     quick: bool,
@@ -78,14 +119,23 @@ struct RunArgs {
 
 impl RunArgs {
     fn options(&self, time: bool) -> Options {
-        Options { filter: self.filter.clone(), sizes: self.sizes.clone(), quick: self.quick, time }
+        Options {
+            filter: self.filter.clone(),
+            sizes: self.sizes.clone(),
+            suites: self.suites.clone(),
+            quick: self.quick,
+            time,
+            tuned: Vec::new(),
+        }
     }
 
     fn seed(&self) -> u64 {
-        self.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-        })
+        self.seed.unwrap_or_else(clock_seed)
     }
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
 }
 
 fn main() -> ExitCode {
@@ -120,6 +170,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Bench { run, results_dir, markdown } => bench(&run, &results_dir, markdown),
         Cmd::Report { files, format } => report_cmd(&files, format),
         Cmd::Resources { arch } => resources(arch.as_deref()),
+        Cmd::Tune { family, filter, sizes, budget, top, results_dir, seed, gpu } => {
+            tune(&family, filter.as_deref(), &sizes, budget, top, &results_dir, seed, gpu)
+        }
+        Cmd::TuneCandidate { variant, size, config, seed, gpu, full } => tune_candidate(&variant, &size, &config, seed, gpu, full),
     }
 }
 
@@ -161,7 +215,7 @@ fn list(family: Option<&str>) -> Result<ExitCode> {
             v.family.to_string(),
             format!("{:02}", v.rung),
             v.name.to_string(),
-            v.config(),
+            v.config().label(),
             v.arch_req.to_string(),
             v.targets.join(" "),
             v.summary.to_string(),
@@ -199,9 +253,12 @@ fn summarise(entries: &[store::Entry]) -> ExitCode {
 }
 
 fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<ExitCode> {
-    let opts = args.options(true);
+    let mut opts = args.options(true);
     let plans = runner::plan(&opts)?;
     let mut gpu = Gpu::open(args.gpu)?;
+    let path = store::path_for(dir, &gpu.info);
+    let existing = store::load_existing(&path).context("the results file was left as it is; move it aside to start a new one")?;
+    opts.tuned = existing.as_ref().map(|f| f.tuning.clone()).unwrap_or_default();
     let seed = args.seed();
     eprintln!("benchmarking on {} ({}), run seed {seed}", gpu.info.name, gpu.info.arch_name());
     let entries = runner::run(&mut gpu, &plans, &opts, seed)?;
@@ -209,12 +266,6 @@ fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<ExitCode> {
     if markdown {
         print!("{}", report::bench_tables(&entries, true));
     }
-    let path = store::path_for(dir, &gpu.info);
-    let existing = match store::load(&path) {
-        Ok(f) => Some(f),
-        Err(_) if !path.exists() => None,
-        Err(e) => return Err(e).context("the existing results file was left as it is; move it aside to start a new one"),
-    };
     let run = RunInfo {
         id: 0,
         date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -268,5 +319,85 @@ fn resources(arch_filter: Option<&str>) -> Result<ExitCode> {
     }
     println!("{t}");
     println!("from ptxas -v at build time, nvcc {}", BUILD.nvcc_version);
+    Ok(ExitCode::SUCCESS)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn tune(family: &str, filter: Option<&str>, sizes: &[String], budget: f64, top: usize, dir: &Path, seed: Option<u64>, ordinal: usize) -> Result<ExitCode> {
+    let fam = families::get(registry::family(family)?).context("the registry names a family the lab does not implement")?;
+    let variants: Vec<_> = registry::select(Some(filter.unwrap_or(family)))?.into_iter().filter(|v| v.family == fam.name()).collect();
+    if variants.is_empty() {
+        bail!("'{}' names no variant of {family}", filter.unwrap_or_default());
+    }
+    let tunable: Vec<_> = variants.into_iter().filter(|v| !v.tune.is_empty()).collect();
+    if tunable.is_empty() {
+        bail!("no variant of {family} matching '{}' has tunable constants (a `tune = {{ ... }}` table in its manifest entry)", filter.unwrap_or(family));
+    }
+    if !(budget.is_finite() && budget > 0.0) {
+        bail!("--budget must be a positive number of seconds, not {budget}");
+    }
+    if top == 0 {
+        bail!("--top must be at least 1");
+    }
+    let shapes = if sizes.is_empty() { fam.tune_sizes() } else { families::parse_sizes(fam, sizes)? };
+    let gpu = Gpu::open(ordinal)?;
+    if !kernel_lab::jit::available() {
+        bail!("the tuner compiles candidates with NVRTC, and libnvrtc.so was not found");
+    }
+    let path = store::path_for(dir, &gpu.info);
+    let mut existing = store::load_existing(&path).context("the results file was left as it is; move it aside to start a new one")?;
+    let exe = std::env::current_exe().context("cannot find this program to run candidates")?;
+    let search = tune::Search {
+        exe: &exe,
+        gpu: ordinal,
+        device: &gpu.info,
+        budget_s: budget / (tunable.len() * shapes.len()) as f64,
+        top,
+        seed: seed.unwrap_or_else(clock_seed),
+        git_commit: env!("KERNEL_LAB_GIT"),
+    };
+    eprintln!("tuning on {} ({}), {} s per variant and shape, seed {}", gpu.info.name, gpu.info.arch_name(), search.budget_s, search.seed);
+    let mut t = table(&["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain"]);
+    for v in &tunable {
+        for shape in &shapes {
+            let mut save = |rec: &store::TuneRecord| -> kernel_lab::Result<()> {
+                let file = store::upsert_tuning(existing.take(), gpu.info.clone(), rec.clone());
+                store::write_atomic(&path, &file)?;
+                existing = Some(file);
+                Ok(())
+            };
+            let rec = search.run(v, shape, &fam.label(shape), &mut save)?;
+            let count = |s: store::CandidateStatus| rec.candidates.iter().filter(|c| c.status == s).count().to_string();
+            let manifest_ms = rec.candidates.iter().find(|c| c.config == v.config()).and_then(|c| c.median_ms);
+            t.add_row(vec![
+                v.name.to_string(),
+                rec.shape.clone(),
+                rec.space.to_string(),
+                rec.tried.to_string(),
+                count(store::CandidateStatus::Ok),
+                count(store::CandidateStatus::Rejected),
+                count(store::CandidateStatus::Failed),
+                count(store::CandidateStatus::Crashed),
+                manifest_ms.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),
+                rec.best_median_ms.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),
+                rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
+                manifest_ms.zip(rec.best_median_ms).map(|(a, b)| format!("{:.2}x", a / b)).unwrap_or_else(|| "-".into()),
+            ]);
+        }
+    }
+    println!("{t}");
+    println!("tuning stored in {}; `kernel-lab bench` runs each best configuration as <variant>@tuned", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+fn tune_candidate(variant: &str, size: &str, config: &str, seed: u64, ordinal: usize, full: bool) -> Result<ExitCode> {
+    let spec = registry::by_name(variant).with_context(|| format!("no variant {variant}"))?;
+    let fam = families::get(spec.family).context("no such family")?;
+    let shape = fam.parse_size(size).map_err(LabError::Usage)?;
+    let config: registry::Config = serde_json::from_str(config).context("--config is not a configuration")?;
+    let mut gpu = Gpu::open(ordinal)?;
+    let policy = if full { Policy::full() } else { Policy::quick() };
+    let c = tune::evaluate(&mut gpu, spec, &shape, &config, seed, &policy)?;
+    println!("{}", serde_json::to_string(&c)?);
     Ok(ExitCode::SUCCESS)
 }

@@ -83,7 +83,7 @@ impl Case for CopyCase {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let blocks = gpu.info.sms * kernel.spec.require("BLOCKS_PER_SM")? as u32;
+        let blocks = gpu.info.sms * kernel.define("BLOCKS_PER_SM")? as u32;
         let (src, _s) = self.src.device_ptr(&gpu.stream);
         let (dst, _d) = self.dst.device_ptr_mut(&gpu.stream);
         let args = lab_copy_args { src, dst, n: self.host.len() as u64 };

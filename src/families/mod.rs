@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::{LabError, Result};
-use crate::registry::VariantSpec;
+use crate::registry::{Config, VariantSpec};
 use crate::verify::{Check, Precision};
 
 /// A problem size: the family names its dimensions (m, n, k; or n for arrays).
@@ -71,6 +71,14 @@ pub trait Family: Sync {
     /// Names of the shape's dimensions, matched by manifests' `multiple_of`.
     fn dims(&self) -> &'static [&'static str];
     fn default_sizes(&self, quick: bool) -> Vec<Shape>;
+    /// Named sets of shapes (`--suite`), e.g. sgemm's "bert"; (name, what it is, shapes).
+    fn suites(&self) -> Vec<(&'static str, &'static str, Vec<Shape>)> {
+        Vec::new()
+    }
+    /// Where `kernel-lab tune` searches when no size is given: the largest quick size.
+    fn tune_sizes(&self) -> Vec<Shape> {
+        self.default_sizes(true).into_iter().last().into_iter().collect()
+    }
     /// Parses one `--size` value; the message says what was expected.
     fn parse_size(&self, text: &str) -> std::result::Result<Shape, String>;
     /// How tables show a shape.
@@ -83,18 +91,25 @@ pub trait Family: Sync {
     /// Inputs drawn from `seed`, the reference computed, outputs allocated.
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>>;
 
-    /// Ok, or why the variant cannot take this shape (from its manifest's `multiple_of`).
-    fn can_implement(&self, v: &VariantSpec, shape: &Shape) -> std::result::Result<(), String> {
-        for &(dim, m) in v.multiple_of {
-            let Some(pos) = self.dims().iter().position(|d| *d == dim) else {
-                return Err(format!("manifest's multiple_of names '{dim}', which {} does not have", self.name()));
-            };
-            if shape.0[pos] % m != 0 {
-                return Err(format!("needs {dim} % {m} == 0"));
-            }
-        }
-        Ok(())
+    /// Ok, or why the variant in `config` cannot take this shape: its manifest's
+    /// `multiple_of`, and whatever the family's launch adds.
+    fn can_implement(&self, v: &VariantSpec, config: &Config, shape: &Shape) -> std::result::Result<(), String> {
+        let _ = config;
+        multiple_of_ok(self.dims(), v, shape)
     }
+}
+
+/// The manifest's `multiple_of` against a shape whose dimensions are named `dims`.
+pub fn multiple_of_ok(dims: &[&str], v: &VariantSpec, shape: &Shape) -> std::result::Result<(), String> {
+    for &(dim, m) in v.multiple_of {
+        let Some(pos) = dims.iter().position(|d| *d == dim) else {
+            return Err(format!("the manifest's multiple_of names '{dim}', a dimension the family does not have"));
+        };
+        if shape.0[pos] % m != 0 {
+            return Err(format!("needs {dim} % {m} == 0"));
+        }
+    }
+    Ok(())
 }
 
 /// One prepared problem: inputs on the GPU, a reference on the host, an output to check.

@@ -8,6 +8,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::{parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
+use crate::registry::{Config, VariantSpec};
 use crate::error::{LabError, Result};
 use crate::ffi::lab_gemm_f32_args;
 use crate::verify::{self, Check, Precision};
@@ -19,8 +20,10 @@ const FULL_REFERENCE_MAX: u64 = 1 << 30;
 /// Random elements checked above that, besides the whole last row and last column (the edge
 /// tiles, where bounds bugs live).
 const SAMPLES: usize = 4096;
-/// cuBLAS takes int dimensions; the lab keeps every index product inside i64 as well.
-const MAX_DIM: u64 = 1 << 16;
+/// Kernels index rows and columns with 32-bit ints (offsets in 64 bits), and cuBLAS takes int
+/// dimensions: each dimension stays below 2^24 and each matrix below 2^31 elements.
+const MAX_DIM: u64 = 1 << 24;
+const MAX_ELEMENTS: u64 = 1 << 31;
 
 impl Family for Sgemm {
     fn name(&self) -> &'static str {
@@ -60,7 +63,45 @@ impl Family for Sgemm {
         if let Some(d) = dims.iter().find(|&&d| d > MAX_DIM) {
             return Err(format!("dimension {d} is over the lab's limit of {MAX_DIM}"));
         }
+        let [m, n, k] = [dims[0], dims[1], dims[2]];
+        if [m * k, k * n, m * n].iter().any(|&e| e > MAX_ELEMENTS) {
+            return Err(format!("{m}x{n}x{k} has a matrix of over {MAX_ELEMENTS} elements"));
+        }
         Ok(Shape(dims))
+    }
+    fn suites(&self) -> Vec<(&'static str, &'static str, Vec<Shape>)> {
+        let s = |m: u64, n: u64, k: u64| Shape(vec![m, n, k]);
+        let sq = |x: u64| s(x, x, x);
+        // BERT layers at batch 32 x 512 tokens: m = 16384 tokens, n = output features,
+        // k = input features (QKV fused, attention output, MLP up, MLP down).
+        let tokens = 32 * 512;
+        let bert = |h: u64, f: u64| vec![s(tokens, 3 * h, h), s(tokens, h, h), s(tokens, f, h), s(tokens, h, f)];
+        // ResNet-50 convolutions at batch 256 as implicit GEMMs (NHWC): m = 256 x H x W output
+        // pixels, n = output channels, k = input channels x kernel area.
+        let px = |hw: u64| 256 * hw * hw;
+        vec![
+            ("square", "1024 to 8192", vec![sq(1024), sq(2048), sq(4096), sq(8192)]),
+            ("odd", "sizes off every tile, and a thin product", vec![sq(1000), sq(1023), sq(4097), s(8192, 64, 8192)]),
+            ("bert", "BERT-base (768 / 3072) and BERT-large (1024 / 4096) layers, 32 x 512 tokens", [bert(768, 3072), bert(1024, 4096)].concat()),
+            (
+                "resnet",
+                "ResNet-50 3x3 convolutions of stages 2-5 and a 1x1 expansion, batch 256",
+                vec![s(px(56), 64, 9 * 64), s(px(28), 128, 9 * 128), s(px(14), 256, 9 * 256), s(px(7), 512, 9 * 512), s(px(14), 1024, 256)],
+            ),
+        ]
+    }
+    /// The size the SGEMM issue's goal is set at.
+    fn tune_sizes(&self) -> Vec<Shape> {
+        vec![Shape(vec![4096, 4096, 4096])]
+    }
+    /// Besides `multiple_of`: tile rows go to grid.y, which CUDA caps at 65535 blocks.
+    fn can_implement(&self, v: &VariantSpec, config: &Config, shape: &Shape) -> std::result::Result<(), String> {
+        super::multiple_of_ok(self.dims(), v, shape)?;
+        let bm = config.require("BM")?.max(1) as u64;
+        if shape.0[0].div_ceil(bm) > 65535 {
+            return Err(format!("m / BM = {} row tiles, over grid.y's 65535", shape.0[0].div_ceil(bm)));
+        }
+        Ok(())
     }
     fn work(&self, shape: &Shape) -> Work {
         let [m, n, k] = [shape.0[0] as f64, shape.0[1] as f64, shape.0[2] as f64];
@@ -149,7 +190,7 @@ impl Case for GemmCase {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let (bm, bn) = (kernel.spec.require("BM")?, kernel.spec.require("BN")?);
+        let (bm, bn) = (kernel.define("BM")?, kernel.define("BN")?);
         let grid = ((self.n as u64).div_ceil(bn as u64) as u32, (self.m as u64).div_ceil(bm as u64) as u32, 1);
         let (a, _a) = self.a.device_ptr(&gpu.stream);
         let (b, _b) = self.b.device_ptr(&gpu.stream);

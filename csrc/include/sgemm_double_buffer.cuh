@@ -1,0 +1,41 @@
+// The main loop of rung 8 (register-staged double buffering), kept here so rung 9 can put a
+// different block order in front of the same loop. Two shared-memory buffers: while the warps
+// compute on one, each thread's registers hold the next tile's global loads, which land in the
+// other buffer after the math. One barrier per kBk step instead of two.
+#pragma once
+#include "sgemm_tiles.cuh"
+
+template <int kThreads, int kBm, int kBn, int kBk, int kWm, int kWn, int kWNIter, int kTm, int kTn>
+__device__ __forceinline__ void lab_sgemm_double_buffered(const lab_gemm_f32_args& p, int tileRow, int tileCol) {
+    __shared__ __align__(16) float As[2][kBk * kBm];
+    __shared__ __align__(16) float Bs[2][kBk * kBn];
+    const float* A = lab_ptr<const float>(p.a);
+    const float* B = lab_ptr<const float>(p.b);
+    const int tid = threadIdx.x;
+    const int row0 = tileRow * kBm, col0 = tileCol * kBn;
+
+    ATile<kBm, kBk, kThreads> a;
+    BTile<kBn, kBk, kThreads> b;
+    WarpTile<kThreads, kBm, kBn, kBk, kWm, kWn, kWNIter, kTm, kTn> w(tid);
+    a.fetch(A, p.lda, p.m, p.k, row0, 0, tid);
+    b.fetch(B, p.ldb, p.k, p.n, 0, col0, tid);
+    a.store(As[0], tid);
+    b.store(Bs[0], tid);
+    __syncthreads();
+    int buf = 0;
+    for (int k0 = 0; k0 < p.k; k0 += kBk) {
+        const bool next = k0 + kBk < p.k;
+        if (next) {  // issued now, used after the math: the loads' latency hides behind it
+            a.fetch(A, p.lda, p.m, p.k, row0, k0 + kBk, tid);
+            b.fetch(B, p.ldb, p.k, p.n, k0 + kBk, col0, tid);
+        }
+        w.mma(As[buf], Bs[buf]);
+        if (next) {  // buf ^ 1 was last read before the previous barrier
+            a.store(As[buf ^ 1], tid);
+            b.store(Bs[buf ^ 1], tid);
+        }
+        __syncthreads();
+        buf ^= 1;
+    }
+    w.store(p, row0, col0);
+}

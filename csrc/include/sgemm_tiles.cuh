@@ -1,0 +1,145 @@
+// Pieces shared by the warp-tiled SGEMM rungs (07 and later): the tile loads and the epilogue.
+// Each rung's .cu file keeps its own main loop, which is the technique it teaches.
+#pragma once
+#include "lab_device.cuh"
+
+// A kBm x kBk tile of row-major A, fetched into registers with float4 loads, then stored into
+// shared memory transposed (As[k][m]) so a thread's column of A is contiguous there.
+// Needs k % 4 == 0; rows past m and columns past k load as zeros. Split in two so a pipelined
+// rung can fetch the next tile while it computes on this one.
+template <int kBm, int kBk, int kThreads>
+struct ATile {
+    static constexpr int PER_ROW = kBk / 4;
+    static constexpr int ROW_STRIDE = kThreads / PER_ROW;
+    static_assert(kThreads % PER_ROW == 0 && kBm % ROW_STRIDE == 0, "A tile loads in whole passes");
+    float4 v[kBm / ROW_STRIDE];
+
+    __device__ __forceinline__ void fetch(const float* A, int lda, int m, int k, int row0, int k0, int tid) {
+        const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
+#pragma unroll
+        for (int i = 0; i < kBm / ROW_STRIDE; ++i) {
+            const int gr = row0 + r + i * ROW_STRIDE, gc = k0 + c;
+            v[i] = (gr < m && gc < k) ? *reinterpret_cast<const float4*>(&A[(size_t)gr * lda + gc])
+                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+    }
+
+    __device__ __forceinline__ void store(float* As, int tid) const {
+        const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
+#pragma unroll
+        for (int i = 0; i < kBm / ROW_STRIDE; ++i) {
+            const int rr = r + i * ROW_STRIDE;
+            As[(c + 0) * kBm + rr] = v[i].x;
+            As[(c + 1) * kBm + rr] = v[i].y;
+            As[(c + 2) * kBm + rr] = v[i].z;
+            As[(c + 3) * kBm + rr] = v[i].w;
+        }
+    }
+};
+
+// A kBk x kBn tile of row-major B into shared memory as it is (Bs[k][n]), float4 at a time.
+// Needs n % 4 == 0; out-of-range elements load as zeros.
+template <int kBn, int kBk, int kThreads>
+struct BTile {
+    static constexpr int PER_ROW = kBn / 4;
+    static constexpr int ROW_STRIDE = kThreads / PER_ROW;
+    static_assert(kThreads % PER_ROW == 0 && kBk % ROW_STRIDE == 0, "B tile loads in whole passes");
+    float4 v[kBk / ROW_STRIDE];
+
+    __device__ __forceinline__ void fetch(const float* B, int ldb, int k, int n, int k0, int col0, int tid) {
+        const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
+#pragma unroll
+        for (int i = 0; i < kBk / ROW_STRIDE; ++i) {
+            const int gr = k0 + r + i * ROW_STRIDE, gc = col0 + c;
+            v[i] = (gr < k && gc < n) ? *reinterpret_cast<const float4*>(&B[(size_t)gr * ldb + gc])
+                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+        }
+    }
+
+    __device__ __forceinline__ void store(float* Bs, int tid) const {
+        const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
+#pragma unroll
+        for (int i = 0; i < kBk / ROW_STRIDE; ++i) *reinterpret_cast<float4*>(&Bs[(r + i * ROW_STRIDE) * kBn + c]) = v[i];
+    }
+};
+
+// Four consecutive outputs of one row: C[row][col..col+3] = alpha * v + beta * C. With n % 4 == 0
+// the four are all inside the matrix or all outside it.
+__device__ __forceinline__ void lab_store4(float* C, int ldc, int m, int n, int row, int col, float4 v, float alpha,
+                                           float beta) {
+    if (row >= m || col >= n) return;
+    float4* c = reinterpret_cast<float4*>(&C[(size_t)row * ldc + col]);
+    if (beta == 0.0f) {
+        v.x *= alpha; v.y *= alpha; v.z *= alpha; v.w *= alpha;
+    } else {
+        const float4 o = *c;
+        v.x = alpha * v.x + beta * o.x; v.y = alpha * v.y + beta * o.y;
+        v.z = alpha * v.z + beta * o.z; v.w = alpha * v.w + beta * o.w;
+    }
+    *c = v;
+}
+
+// The warp tiling every rung from 07 on shares: a block of kThreads computes a kBm x kBn tile; each
+// warp a kWm x kWn warp tile, walked as WMITER x kWNIter sub-tiles of WSUBM x WSUBN, in which each
+// lane owns kTm x kTn outputs. Keeping a warp's outputs together makes its shared-memory reads of
+// A and B hit few distinct addresses (broadcasts) and keeps its registers on one warp tile.
+template <int kThreads, int kBm, int kBn, int kBk, int kWm, int kWn, int kWNIter, int kTm, int kTn>
+struct WarpTile {
+    static constexpr int WMITER = (kWm * kWn) / (32 * kTm * kTn * kWNIter);
+    static constexpr int WSUBM = kWm / WMITER, WSUBN = kWn / kWNIter;
+    static_assert((kBm / kWm) * (kBn / kWn) * 32 == kThreads, "one warp per warp tile");
+    static_assert(WMITER >= 1 && WMITER * 32 * kTm * kTn * kWNIter == kWm * kWn, "whole sub-tiles per warp tile");
+    static_assert((WSUBM / kTm) * (WSUBN / kTn) == 32, "a sub-tile is 32 lanes of kTm x kTn");
+    static_assert(kTm % 4 == 0 && kTn % 4 == 0, "float4 fragments");
+
+    float acc[WMITER * kTm * kWNIter * kTn];
+    int rowOff, colOff;  // this lane's first output inside the block tile
+
+    __device__ __forceinline__ explicit WarpTile(int tid) {
+        const int warp = tid / 32, lane = tid % 32;
+        rowOff = (warp / (kBn / kWn)) * kWm + (lane / (WSUBN / kTn)) * kTm;
+        colOff = (warp % (kBn / kWn)) * kWn + (lane % (WSUBN / kTn)) * kTn;
+#pragma unroll
+        for (int i = 0; i < WMITER * kTm * kWNIter * kTn; ++i) acc[i] = 0.0f;
+    }
+
+    // acc += the kBk-deep outer products of the tiles in shared memory (As[k][m], Bs[k][n]).
+    __device__ __forceinline__ void mma(const float* As, const float* Bs) {
+        float regM[WMITER * kTm], regN[kWNIter * kTn];
+#pragma unroll
+        for (int d = 0; d < kBk; ++d) {
+#pragma unroll
+            for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+                for (int i = 0; i < kTm; i += 4)
+                    *reinterpret_cast<float4*>(&regM[wm * kTm + i]) =
+                        *reinterpret_cast<const float4*>(&As[d * kBm + rowOff + wm * WSUBM + i]);
+#pragma unroll
+            for (int wn = 0; wn < kWNIter; ++wn)
+#pragma unroll
+                for (int j = 0; j < kTn; j += 4)
+                    *reinterpret_cast<float4*>(&regN[wn * kTn + j]) =
+                        *reinterpret_cast<const float4*>(&Bs[d * kBn + colOff + wn * WSUBN + j]);
+#pragma unroll
+            for (int i = 0; i < WMITER * kTm; ++i)
+#pragma unroll
+                for (int j = 0; j < kWNIter * kTn; ++j) acc[i * kWNIter * kTn + j] += regM[i] * regN[j];
+        }
+    }
+
+    __device__ __forceinline__ void store(const lab_gemm_f32_args& p, int row0, int col0) const {
+        float* C = lab_ptr<float>(p.c);
+#pragma unroll
+        for (int wm = 0; wm < WMITER; ++wm)
+#pragma unroll
+            for (int i = 0; i < kTm; ++i)
+#pragma unroll
+                for (int wn = 0; wn < kWNIter; ++wn)
+#pragma unroll
+                    for (int j = 0; j < kTn; j += 4) {
+                        const float* a = &acc[(wm * kTm + i) * kWNIter * kTn + wn * kTn + j];
+                        lab_store4(C, p.ldc, p.m, p.n, row0 + rowOff + wm * WSUBM + i, col0 + colOff + wn * WSUBN + j,
+                                   make_float4(a[0], a[1], a[2], a[3]), p.alpha, p.beta);
+                    }
+    }
+};

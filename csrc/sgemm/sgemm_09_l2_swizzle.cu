@@ -1,0 +1,23 @@
+// Technique: L2-friendly block rasterisation (rung 9): rung 8's loop, with blocks taken in
+//   groups of GROUP_M tile rows, column by column inside a group.
+// Teaches: the order blocks run in decides L2 reuse. Row-major order sweeps all of B for every
+//   row of tiles; grouped order keeps GROUP_M rows of A and a few columns of B hot in L2 while the
+//   blocks that need them run, so fewer bytes come from DRAM per FLOP.
+// Limits: pays only when the operands outgrow L2 (60 MB on an H200 holds 4096^2 fp32 A and B);
+//   GROUP_M is tunable, and too large a group sweeps as much of A as row order sweeps of B.
+#include "sgemm_double_buffer.cuh"
+
+#define THREADS (BLOCK_X)
+static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+static_assert(GROUP_M >= 1, "tile rows per group");
+
+extern "C" __global__ void __launch_bounds__(THREADS) sgemm_09_l2_swizzle(lab_gemm_f32_args p) {
+    const int tilesN = gridDim.x, tilesM = gridDim.y;
+    const int id = blockIdx.y * tilesN + blockIdx.x;  // launch order
+    const int perGroup = GROUP_M * tilesN;
+    const int firstRow = (id / perGroup) * GROUP_M;
+    const int rows = min(tilesM - firstRow, GROUP_M);
+    const int tileRow = firstRow + (id % perGroup) % rows;
+    const int tileCol = (id % perGroup) / rows;
+    lab_sgemm_double_buffered<THREADS, BM, BN, BK, WM, WN, WNITER, TM, TN>(p, tileRow, tileCol);
+}

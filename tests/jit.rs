@@ -1,0 +1,86 @@
+//! Run-time compilation (NVRTC) and the tuner's search space. Needs no GPU: NVRTC comes with the
+//! toolkit `cargo make setup` installs.
+
+use kernel_lab::registry::{self, VARIANTS};
+use kernel_lab::{arch, expr, jit, tune};
+
+fn nvrtc() {
+    assert!(jit::available(), "NVRTC not found: `cargo make setup` installs it into .toolkit/");
+}
+
+#[test]
+fn every_variant_compiles_with_nvrtc_in_its_manifest_configuration() {
+    nvrtc();
+    for v in VARIANTS {
+        for sm in [80, 90] {
+            let ptx = jit::compile(v, &v.config(), sm).unwrap_or_else(|e| panic!("{} for sm_{sm}: {e}", v.name));
+            assert!(ptx.to_src().contains(v.symbol), "{}: the entry is in the PTX", v.name);
+        }
+    }
+}
+
+#[test]
+fn a_configuration_that_breaks_a_static_assert_is_rejected_by_the_compiler() {
+    nvrtc();
+    let v = registry::by_name("sgemm_08_double_buffered").unwrap();
+    let bad = v.config().with("BLOCK_X", 64);
+    let e = jit::compile(v, &bad, 90).unwrap_err().to_string();
+    assert!(e.contains("error"), "{e}");
+}
+
+#[test]
+fn the_hash_follows_configuration_and_target() {
+    nvrtc();
+    let v = registry::by_name("sgemm_08_double_buffered").unwrap();
+    let c = v.config();
+    assert_eq!(jit::hash(v, &c, 90).unwrap(), jit::hash(v, &c, 90).unwrap());
+    assert_ne!(jit::hash(v, &c, 90).unwrap(), jit::hash(v, &c.with("BK", 8), 90).unwrap());
+    assert_ne!(jit::hash(v, &c, 90).unwrap(), jit::hash(v, &c, 89).unwrap());
+}
+
+#[test]
+fn the_space_starts_with_the_manifest_and_constraints_prune_it() {
+    let h100 = arch::lookup(9, 0);
+    for v in VARIANTS.iter().filter(|v| !v.tune.is_empty()) {
+        let space = tune::space(v);
+        assert_eq!(space[0], v.config(), "{}", v.name);
+        let product: usize = v.tune.iter().map(|(_, vals)| vals.len()).product();
+        assert!(space.len() <= product + 1, "{}", v.name);
+        assert!(tune::prefilter(v, &space[0], h100).is_ok(), "{}: the manifest's own config passes", v.name);
+        let kept = space.iter().filter(|c| tune::prefilter(v, c, h100).is_ok()).count();
+        assert!(kept > 1, "{}: {kept} of {}", v.name, space.len());
+        if v.family == "sgemm" {
+            assert!(kept * 4 < space.len(), "{}: the constraints prune most of the product ({kept} of {})", v.name, space.len());
+        }
+        eprintln!("{}: {kept} of {} configurations pass the constraints", v.name, space.len());
+    }
+}
+
+#[test]
+fn every_kept_sgemm_configuration_compiles() {
+    nvrtc();
+    let v = registry::by_name("sgemm_08_double_buffered").unwrap();
+    let kept: Vec<_> = tune::space(v).into_iter().filter(|c| tune::prefilter(v, c, arch::lookup(9, 0)).is_ok()).collect();
+    for c in kept.iter().step_by(7) {
+        jit::compile(v, c, 90).unwrap_or_else(|e| panic!("{} passes the constraints but not the compiler: {e}", c.label()));
+    }
+}
+
+#[test]
+fn expressions() {
+    let vars = |n: &str| match n {
+        "BM" => Some(128),
+        "WM" => Some(64),
+        _ => None,
+    };
+    assert_eq!(expr::eval("(BM / WM) * 32 + 1", &vars), Ok(65));
+    assert_eq!(expr::eval("BM % WM == 0 && BM >= 2 * WM", &vars), Ok(1));
+    assert_eq!(expr::eval("!(BM < WM) || 0", &vars), Ok(1));
+    assert_eq!(expr::eval("-3 + 10 % 4 * 2", &vars), Ok(1));
+    assert!(expr::eval("BM / (WM - 64)", &vars).unwrap_err().contains("division by zero"));
+    assert!(expr::eval("BQ + 1", &vars).unwrap_err().contains("'BQ'"));
+    assert!(expr::eval("(BM", &vars).unwrap_err().contains("')'"));
+    assert!(expr::eval("BM WM", &vars).unwrap_err().contains("unexpected"));
+    assert!(expr::eval("BM $ 2", &vars).unwrap_err().contains("unexpected '$'"));
+    assert!(expr::check_all(&["BM > WM", "BM < WM"], &vars).unwrap_err().contains("violates BM < WM"));
+}
