@@ -2,7 +2,8 @@
 # What one device-tool call runs on the GPU machine, from the repository root, with dist/ carried
 # (`cargo make device-bundle`). Logs and the results file go to $OUT.
 #   device-run.sh tune [SGEMM_BUDGET MEMORY_BUDGET]   the GPU tests, then tune sgemm and memory
-#   device-run.sh bench [BENCH ARGS...]               verify, then bench
+#   device-run.sh verify [ARGS...]                    verify
+#   device-run.sh bench [BENCH ARGS...]               bench (which verifies first), then criterion
 set -uo pipefail
 OUT=${OUT:-/tmp/kernel-lab-out}
 mkdir -p "$OUT"
@@ -17,9 +18,12 @@ tune)
     dist/kernel-lab tune sgemm --budget "${1:-240}" 2>&1 | tee "$OUT/tune-sgemm.log"
     dist/kernel-lab tune memory --budget "${2:-45}" 2>&1 | tee "$OUT/tune-memory.log"
     ;;
-bench)
+verify)
     dist/kernel-lab verify "$@" 2>&1 | tee "$OUT/verify.log"
+    ;;
+bench)
     dist/kernel-lab bench --markdown "$@" 2>&1 | tee "$OUT/bench.log"
+    dist/bench-kernels --warm-up-time 0.2 --measurement-time 0.5 --sample-size 20 --noplot 2>&1 | tee "$OUT/criterion.log"
     ;;
 *) echo "device-run.sh: unknown mode '$mode' (tune or bench)" >&2; exit 2 ;;
 esac
