@@ -25,12 +25,12 @@ fn kernels(c: &mut Criterion) {
         let shape = plan.shapes.last().expect("every family has quick sizes").clone();
         let mut case = fam.prepare(&mut gpu, &shape, 0x5eed).expect("inputs fit on the GPU");
         let mut group = c.benchmark_group(format!("{}/{}", fam.name(), fam.label(&shape)));
-        let work = fam.work(&shape);
-        group.throughput(match fam.unit() {
-            Unit::Tflops => Throughput::Elements(work.flops as u64),
-            Unit::Gbs => Throughput::Bytes((work.bytes_read + work.bytes_written) as u64),
-        });
         for v in plan.variants {
+            let work = fam.work(&shape, Some(&v.config()));
+            group.throughput(match fam.unit() {
+                Unit::Tflops => Throughput::Elements(work.flops as u64),
+                Unit::Gbs => Throughput::Bytes((work.bytes_read + work.bytes_written) as u64),
+            });
             if let Err(why) = v.runnable_on(gpu.info.sm()).and_then(|_| fam.can_implement(v, &v.config(), &shape)) {
                 eprintln!("{}: skipped: {why}", v.name);
                 continue;

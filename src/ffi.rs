@@ -6,5 +6,8 @@ include!(concat!(env!("OUT_DIR"), "/lab_ffi.rs"));
 // SAFETY: each is a plain C struct of integers and floats with the layout bindgen checked
 // against lab.h, the header the kernels are compiled with, so passing it by value matches the
 // kernel's parameter.
-unsafe impl cudarc::driver::DeviceRepr for lab_copy_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_stream_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_l2_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_reduce_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_transpose_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}

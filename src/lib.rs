@@ -15,6 +15,7 @@
 //! - [`timing`]: CUDA-event timing with warm-up and an L2 flush before every sample
 //! - [`tune`]: the search over a variant's tunable constants (children compile with NVRTC)
 //! - [`runner`]: verify, then time, then verify again, for every variant and baseline
+//! - [`transfers`]: host <-> device copies, pageable and pinned, and copy/compute overlap
 //! - [`store`]: the per-device results files (schema, atomic writes, merging)
 //! - [`report`]: tables of results, side by side per device
 //! - [`error`]: the library's error type
@@ -34,6 +35,7 @@ pub mod runner;
 pub mod stats;
 pub mod store;
 pub mod timing;
+pub mod transfers;
 pub mod tune;
 pub mod verify;
 

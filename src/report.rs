@@ -4,7 +4,7 @@
 use comfy_table::{presets, Table};
 use serde_json::json;
 
-use crate::store::{Entry, ResultsFile, Status};
+use crate::store::{CandidateStatus, Entry, ResultsFile, Status, TuneRecord};
 
 /// How `report` writes its output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -203,7 +203,19 @@ pub fn side_by_side(files: &[(String, ResultsFile)], format: Format) -> String {
                     )
                 })
                 .collect();
-            format!("{t}\n{}\n", runs.join("\n"))
+            let maps: Vec<String> =
+                files.iter().flat_map(|(_, f)| f.tuning.iter().filter_map(|r| heatmap(r, format == Format::Markdown))).collect();
+            let notes: Vec<String> = files
+                .iter()
+                .zip(&labels)
+                .flat_map(|((_, f), l)| f.runs.iter().flat_map(move |r| r.notes.iter().map(move |n| format!("{l}: {n}"))))
+                .collect();
+            let transfers: String = files
+                .iter()
+                .zip(&labels)
+                .filter_map(|((_, f), l)| f.transfers.as_ref().map(|t| format!("{l}: host transfers\n{}", transfers_table(t, format == Format::Markdown))))
+                .collect();
+            format!("{t}\n{}\n{}{}{transfers}", runs.join("\n"), notes.iter().map(|n| format!("{n}\n")).collect::<String>(), maps.join("\n"))
         }
         Format::Csv => {
             let mut out = String::from("family,shape,variant");
@@ -256,4 +268,80 @@ fn csv_field(s: &str) -> String {
     } else {
         s.to_string()
     }
+}
+
+/// A tuning record as a heat map when its variant tunes exactly two constants: rows are the
+/// first constant's values, columns the second's, cells the rate ("x" where the configuration was
+/// rejected, blank where the budget ended first, "*" on the best).
+pub fn heatmap(rec: &TuneRecord, markdown: bool) -> Option<String> {
+    let spec = crate::registry::by_name(&rec.variant)?;
+    let [(row, rows), (col, cols)] = spec.tune else { return None };
+    let unit = crate::families::get(spec.family)?.unit().label();
+    let mut header = vec![format!("{row} \\ {col} ({unit})")];
+    header.extend(cols.iter().map(|c| c.to_string()));
+    let mut t = new_table(header, markdown);
+    for r in rows.iter() {
+        let mut line = vec![r.to_string()];
+        for c in cols.iter() {
+            let found = rec.candidates.iter().find(|k| k.config.value(row) == Some(*r) && k.config.value(col) == Some(*c));
+            let best = rec.best.as_ref().is_some_and(|b| b.value(row) == Some(*r) && b.value(col) == Some(*c));
+            line.push(match found {
+                None => String::new(),
+                Some(k) => match (k.status, k.rate) {
+                    (CandidateStatus::Ok, Some(rate)) => format!("{}{}", rate_text(rate), if best { " *" } else { "" }),
+                    (CandidateStatus::Rejected, _) => "x".to_string(),
+                    (CandidateStatus::Crashed, _) => "crash".to_string(),
+                    _ => "FAIL".to_string(),
+                },
+            });
+        }
+        t.add_row(line);
+    }
+    Some(format!("{} at {} (tuned {})\n{t}\n", rec.variant, rec.shape, rec.date))
+}
+
+/// Host transfers: GB/s per size, direction and host memory, pinned over pageable, the PCIe link
+/// and the overlap of a transfer with a kernel.
+pub fn transfers_table(t: &crate::transfers::Transfers, markdown: bool) -> String {
+    let mut table = new_table(
+        ["bytes", "H2D pageable", "H2D pinned", "pinned/pageable", "D2H pageable", "D2H pinned", "pinned/pageable"].map(String::from).to_vec(),
+        markdown,
+    );
+    let mut sizes: Vec<u64> = t.transfers.iter().map(|x| x.bytes).collect();
+    sizes.dedup();
+    let gbs = |dir: &str, host: &str, b: u64| t.transfers.iter().find(|x| x.direction == dir && x.host == host && x.bytes == b).map(|x| x.gbs);
+    for b in sizes {
+        let mut row = vec![crate::families::memory::bytes_label(b)];
+        for dir in ["H2D", "D2H"] {
+            let (pg, pn) = (gbs(dir, "pageable", b), gbs(dir, "pinned", b));
+            row.push(opt(pg, |v| format!("{v:.2} GB/s")));
+            row.push(opt(pn, |v| format!("{v:.2} GB/s")));
+            row.push(opt(pg.zip(pn), |(a, b)| format!("{:.1}x", b / a)));
+        }
+        table.add_row(row);
+    }
+    let link = match &t.pcie {
+        Some(p) => format!(
+            "PCIe gen {} x{} (max gen {} x{}), {} per direction",
+            p.gen_current,
+            p.width_current,
+            p.gen_max,
+            p.width_max,
+            opt(p.theoretical_gbs(), |g| format!("{g:.1} GB/s"))
+        ),
+        None => "PCIe link: NVML not available".to_string(),
+    };
+    let overlap = t.overlap.as_ref().map_or(String::new(), |o| {
+        format!(
+            "\noverlap: a {} pinned H2D ({:.3} ms) and {} x {} ({:.3} ms) on two streams took {:.3} ms: {:.0}% of the shorter hidden",
+            crate::families::memory::bytes_label(o.transfer_bytes),
+            o.transfer_ms,
+            o.kernel_launches,
+            o.kernel,
+            o.kernel_ms,
+            o.both_ms,
+            100.0 * o.hidden
+        )
+    });
+    format!("{table}\n{link}{overlap}\n")
 }

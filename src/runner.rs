@@ -85,6 +85,17 @@ pub fn plan(opts: &Options) -> Result<Vec<Plan>> {
     Ok(plans)
 }
 
+/// Each family's conclusions from a run's entries, as "family: note" lines.
+pub fn notes(plans: &[Plan], entries: &[Entry], dev: &crate::device::DeviceInfo) -> Vec<String> {
+    plans
+        .iter()
+        .flat_map(|p| {
+            let mine: Vec<&Entry> = entries.iter().filter(|e| e.family == p.family.name()).collect();
+            p.family.notes(&mine, dev).into_iter().map(move |n| format!("{}: {n}", p.family.name()))
+        })
+        .collect()
+}
+
 /// What is measured for one entry.
 pub enum Subject {
     Baseline,
@@ -109,7 +120,10 @@ impl Subject {
 /// The stored tuning of `v` for `shape`: the record of that shape, else the one whose shape is
 /// closest in work.
 fn tuning_for<'a>(tuned: &'a [TuneRecord], fam: &dyn Family, v: &VariantSpec, shape: &Shape) -> Option<&'a TuneRecord> {
-    let flops = |dims: &[u64]| fam.work(&Shape(dims.to_vec())).flops.max(1.0).ln();
+    let flops = |dims: &[u64]| {
+        let w = fam.work(&Shape(dims.to_vec()), None);
+        (w.flops + w.bytes_read + w.bytes_written).max(1.0).ln()
+    };
     tuned
         .iter()
         .filter(|t| t.family == v.family && t.variant == v.name && t.best.is_some())
@@ -188,7 +202,12 @@ pub fn measure(
     timer: Option<&mut Timer>,
     policy: &Policy,
 ) -> Result<Entry> {
-    let work = fam.work(shape);
+    let config = match subject {
+        Subject::Baseline => None,
+        Subject::Variant(v) | Subject::Unavailable { spec: v, .. } => Some(v.config()),
+        Subject::Compiled { kernel, .. } => Some(kernel.config.clone()),
+    };
+    let work = fam.work(shape, config.as_ref());
     let peak = fam.peak(&gpu.info);
     let mut e = Entry {
         run: 0,

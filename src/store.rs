@@ -26,6 +26,9 @@ pub struct ResultsFile {
     /// `kernel-lab tune` results, one per family, variant and shape.
     #[serde(default)]
     pub tuning: Vec<TuneRecord>,
+    /// The last `kernel-lab transfers`.
+    #[serde(default)]
+    pub transfers: Option<crate::transfers::Transfers>,
 }
 
 /// How one tuning candidate ended.
@@ -95,6 +98,9 @@ pub struct RunInfo {
     pub command: String,
     pub seed: u64,
     pub policy: Policy,
+    /// What the families concluded from the run (the l2 family's inferred L2 size, say).
+    #[serde(default)]
+    pub notes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -177,7 +183,26 @@ pub fn merge(existing: Option<ResultsFile>, device: DeviceInfo, mut run: RunInfo
 }
 
 fn empty(device: DeviceInfo) -> ResultsFile {
-    ResultsFile { schema: SCHEMA, device, runs: Vec::new(), entries: Vec::new(), tuning: Vec::new() }
+    ResultsFile { schema: SCHEMA, device, runs: Vec::new(), entries: Vec::new(), tuning: Vec::new(), transfers: None }
+}
+
+/// The file with `transfers` set (a new file if there is none).
+pub fn with_transfers(existing: Option<ResultsFile>, device: DeviceInfo, transfers: crate::transfers::Transfers) -> ResultsFile {
+    let mut file = existing.unwrap_or_else(|| empty(device.clone()));
+    file.transfers = Some(transfers);
+    file.device = device;
+    file
+}
+
+impl ResultsFile {
+    /// Drops entries and tuning records of variants this build no longer has (renamed or
+    /// removed kernels), keeping baselines and tuned runs of variants it has.
+    pub fn retain_known(&mut self, known: impl Fn(&str) -> bool) {
+        let known_entry = |e: &Entry| e.baseline || known(e.variant.trim_end_matches("@tuned"));
+        self.entries.retain(known_entry);
+        self.tuning.retain(|t| known(&t.variant));
+        self.runs.retain(|r| self.entries.iter().any(|e| e.run == r.id));
+    }
 }
 
 /// Puts a tuning record into `existing` (or a new file), replacing the one for the same family,

@@ -233,7 +233,7 @@ impl Search<'_> {
         let mean = |m: &[f64]| m.iter().sum::<f64>() / m.len().max(1) as f64;
         rec.head_to_head = scores.iter().map(|(c, m)| (c.config.label(), m.clone())).collect();
         if let Some((c, m)) = scores.iter().filter(|(_, m)| m.iter().all(|x| x.is_finite())).min_by(|a, b| mean(&a.1).total_cmp(&mean(&b.1))) {
-            let work = families::get(spec.family).map(|f| (f.work(shape), f.unit()));
+            let work = families::get(spec.family).map(|f| (f.work(shape, Some(&c.config)), f.unit()));
             rec.best = Some(c.config.clone());
             rec.best_hash = c.hash.clone();
             rec.best_median_ms = Some(mean(m));

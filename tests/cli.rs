@@ -87,7 +87,7 @@ fn registry_commands_need_no_gpu() {
     let out = lab(&["list"], dir.path());
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("sgemm_01_naive") && text.contains("memory_02_copy_vec4"), "{text}");
+    assert!(text.contains("sgemm_01_naive") && text.contains("memory_03_stream_vec4_triad"), "{text}");
     assert!(text.contains("not built for sm_70"), "the skipped architecture is said: {text}");
     let out = lab(&["resources", "--arch", "sm_89"], dir.path());
     assert!(out.status.success());

@@ -57,10 +57,10 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
 #[ignore = "needs a GPU"]
 fn timing_gives_a_rate_and_checks_again() {
     let mut gpu = gpu();
-    let opts = Options { filter: Some("memory_02".into()), sizes: vec!["64M".into()], quick: true, time: true, ..Options::default() };
+    let opts = Options { filter: Some("memory_03_stream_vec4_copy".into()), sizes: vec!["64M".into()], quick: true, time: true, ..Options::default() };
     let plans = runner::plan(&opts).unwrap();
     let entries = runner::run(&mut gpu, &plans, &opts, 11).unwrap();
-    let v = entries.iter().find(|e| e.variant == "memory_02_copy_vec4").unwrap();
+    let v = entries.iter().find(|e| e.variant == "memory_03_stream_vec4_copy").unwrap();
     assert_eq!(v.status, Status::Ok, "{:?}", v.reason);
     let t = v.time.unwrap();
     assert!(t.n >= kernel_lab::timing::FLOOR_SAMPLES && t.median_ms > 0.0);

@@ -78,7 +78,7 @@ fn sizes_parse_or_explain() {
     let sgemm = families::get("sgemm").unwrap();
     assert_eq!(sgemm.parse_size("1000").unwrap(), Shape(vec![1000, 1000, 1000]));
     assert_eq!(sgemm.parse_size("16384x768x3072").unwrap(), Shape(vec![16384, 768, 3072]));
-    for (bad, want) in [("0", "greater than 0"), ("abc", "not a positive whole number"), ("-5", "not a positive"), ("4x4", "neither"), ("70000", "limit"), ("1x0x1", "greater than 0")] {
+    for (bad, want) in [("0", "greater than 0"), ("abc", "not a positive whole number"), ("-5", "not a positive"), ("4x4", "neither"), ("70000", "elements"), ("20000000x1x1", "limit"), ("1x0x1", "greater than 0")] {
         let e = sgemm.parse_size(bad).unwrap_err();
         assert!(e.contains(want), "{bad}: {e}");
     }
@@ -106,12 +106,15 @@ fn default_sizes_include_shapes_off_the_tile() {
 #[test]
 fn declared_work_and_rates() {
     let sgemm = families::get("sgemm").unwrap();
-    let w = sgemm.work(&Shape(vec![2, 3, 4]));
+    let w = sgemm.work(&Shape(vec![2, 3, 4]), None);
     assert_eq!((w.flops, w.bytes_read, w.bytes_written), (48.0, 4.0 * (8.0 + 12.0), 24.0));
     assert!((w.rate(sgemm.unit(), 1e-3) - 48.0 / 1e-6 / 1e12).abs() < 1e-12);
     let mem = families::get("memory").unwrap();
-    let w = mem.work(&Shape(vec![1 << 30]));
+    let w = mem.work(&Shape(vec![1 << 30]), None);
     assert!((w.rate(mem.unit(), 1.0) - 2.0 * (1u64 << 30) as f64 / 1e-3 / 1e9).abs() < 1e-6, "read + written");
+    let triad = registry::by_name("memory_03_stream_vec4_triad").unwrap();
+    let w = mem.work(&Shape(vec![1 << 30]), Some(&triad.config()));
+    assert_eq!((w.bytes_read, w.bytes_written), (2.0 * (1u64 << 30) as f64, (1u64 << 30) as f64), "triad reads b and c");
 }
 
 #[test]
@@ -142,4 +145,48 @@ fn reference_product_matches_a_plain_triple_loop() {
     assert_ne!(families::random_f32(8, 1), families::random_f32(8, 3), "seeds give fresh inputs");
     let s = Shape(vec![4, 4, 4]);
     assert_ne!(families::seed_for(1, "sgemm", &s), families::seed_for(2, "sgemm", &s));
+}
+
+#[test]
+fn l2_knee_is_the_midpoint_crossing() {
+    use kernel_lab::families::l2::{knee, passes};
+    let mib = (1u64 << 20) as f64;
+    let pts: Vec<(f64, f64)> = [(1.0, 9000.0), (8.0, 10000.0), (32.0, 9800.0), (48.0, 9000.0), (64.0, 5000.0), (256.0, 4000.0)]
+        .iter()
+        .map(|&(m, r)| (m * mib, r))
+        .collect();
+    let k = knee(&pts).unwrap() / mib;
+    assert!((k - (48.0 + 16.0 * 2000.0 / 4000.0)).abs() < 1e-9, "{k}");
+    assert!(knee(&pts[..2]).is_none(), "no drop, no knee");
+    assert_eq!(passes(1 << 20), 4096);
+    assert_eq!(passes(1 << 30), 4);
+    assert_eq!(passes(1 << 40), 2);
+}
+
+#[test]
+fn pcie_rates_per_generation() {
+    use kernel_lab::transfers::Pcie;
+    let link = |g, w| Pcie { gen_current: g, gen_max: g, width_current: w, width_max: w };
+    assert!((link(5, 16).theoretical_gbs().unwrap() - 63.0).abs() < 0.1);
+    assert!((link(4, 16).theoretical_gbs().unwrap() - 31.5).abs() < 0.1);
+    assert!((link(3, 8).theoretical_gbs().unwrap() - 7.88).abs() < 0.01);
+    assert!(link(9, 16).theoretical_gbs().is_none());
+}
+
+#[test]
+fn every_family_has_sizes_work_and_a_manifest() {
+    for fam in families::all() {
+        assert!(!fam.default_sizes(false).is_empty() && !fam.default_sizes(true).is_empty(), "{}", fam.name());
+        assert!(registry::families().contains(&fam.name()), "{} has no manifest", fam.name());
+        for s in fam.default_sizes(false) {
+            let w = fam.work(&s, None);
+            assert!(w.bytes_read > 0.0, "{} {s}", fam.name());
+        }
+    }
+    let t = families::get("transpose").unwrap();
+    assert_eq!(t.parse_size("16383x16385").unwrap(), Shape(vec![16383, 16385]));
+    assert!(t.parse_size("70000x70000").unwrap_err().contains("2^31"));
+    let r = families::get("reduce").unwrap();
+    let v = registry::by_name("reduce_05_single_pass").unwrap();
+    assert_eq!(r.work(&Shape(vec![1 << 30]), Some(&v.config())).bytes_written, 0.0, "a reduction's bytes are reads");
 }

@@ -36,6 +36,7 @@ fn run(seed: u64) -> RunInfo {
         command: "kernel-lab bench".into(),
         seed,
         policy: Policy::quick(),
+        notes: Vec::new(),
     }
 }
 
@@ -136,4 +137,16 @@ fn a_results_file_is_self_describing() {
     }
     assert_eq!(v["entries"][0]["source_hash"], "00ff");
     assert_eq!(v["device"]["sm_clock_khz"], 1_980_000);
+}
+
+#[test]
+fn unknown_variants_are_dropped_with_their_runs() {
+    let mut file = store::merge(None, device(), run(1), vec![entry("gone_01_x", "1024", false), entry("kept", "1024", false)]);
+    let mut base = entry("cuBLAS SGEMM", "1024", false);
+    base.baseline = true;
+    file = store::merge(Some(file), device(), run(2), vec![base, entry("kept@tuned", "2048", false)]);
+    file.retain_known(|v| v == "kept");
+    let names: Vec<&str> = file.entries.iter().map(|e| e.variant.as_str()).collect();
+    assert_eq!(names, ["kept", "cuBLAS SGEMM", "kept@tuned"]);
+    assert_eq!(file.runs.len(), 2);
 }

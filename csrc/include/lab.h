@@ -15,12 +15,41 @@ typedef int int32_t;
 /* Pointers travel as 64-bit device addresses so the Rust side needs no pointer casts. */
 typedef uint64_t lab_dptr;
 
-/* memory family: dst[i] = src[i] for i < n. */
-typedef struct lab_copy_args {
+/* memory family, STREAM's four kernels over n floats, chosen by the OP define:
+ * copy a = b; scale a = s * b; add a = b + c; triad a = b + s * c. */
+typedef struct lab_stream_args {
+    lab_dptr a;
+    lab_dptr b;
+    lab_dptr c;
+    float scalar;
+    uint64_t n;
+} lab_stream_args;
+
+/* l2 family: each block reads its own slice of a working set of n floats, `passes` times, and
+ * writes one partial sum per thread to out. */
+typedef struct lab_l2_args {
+    lab_dptr src;
+    lab_dptr out;
+    uint64_t n;
+    int32_t passes;
+} lab_l2_args;
+
+/* reduce family: sums n floats of src. Multi-pass rungs write one partial per block to dst;
+ * the single-pass rung writes the total to dst[0], using counter (zero between launches). */
+typedef struct lab_reduce_args {
     lab_dptr src;
     lab_dptr dst;
-    uint64_t n; /* elements of 4 bytes */
-} lab_copy_args;
+    lab_dptr counter;
+    uint64_t n;
+} lab_reduce_args;
+
+/* transpose family: dst (cols x rows) = transpose of src (rows x cols), both row-major. */
+typedef struct lab_transpose_args {
+    lab_dptr src;
+    lab_dptr dst;
+    int32_t rows;
+    int32_t cols;
+} lab_transpose_args;
 
 /* sgemm family, row-major: C = alpha * A * B + beta * C, A is m x k, B is k x n, C is m x n.
  * beta == 0 means C is not read (BLAS semantics), so an unwritten C cannot leak into the result. */

@@ -72,6 +72,16 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         gpu: usize,
     },
+    /// Host <-> device copies from pageable and pinned memory, 4 KB to 1 GB, and copy/kernel overlap.
+    Transfers {
+        /// Transfer sizes in bytes, with K/M/G (default 4K to 1G).
+        #[arg(long = "size", value_delimiter = ',')]
+        sizes: Vec<String>,
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        #[arg(long, default_value_t = 0)]
+        gpu: usize,
+    },
     /// One tuning candidate, in its own process (the tuner runs this).
     #[command(hide = true)]
     TuneCandidate {
@@ -173,6 +183,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Tune { family, filter, sizes, budget, top, results_dir, seed, gpu } => {
             tune(&family, filter.as_deref(), &sizes, budget, top, &results_dir, seed, gpu)
         }
+        Cmd::Transfers { sizes, results_dir, gpu } => transfers(&sizes, &results_dir, gpu),
         Cmd::TuneCandidate { variant, size, config, seed, gpu, full } => tune_candidate(&variant, &size, &config, seed, gpu, full),
     }
 }
@@ -266,6 +277,10 @@ fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<ExitCode> {
     if markdown {
         print!("{}", report::bench_tables(&entries, true));
     }
+    let notes = runner::notes(&plans, &entries, &gpu.info);
+    for n in &notes {
+        println!("{n}");
+    }
     let run = RunInfo {
         id: 0,
         date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
@@ -276,8 +291,10 @@ fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<ExitCode> {
         command: std::env::args().collect::<Vec<_>>().join(" "),
         seed,
         policy: opts.policy(),
+        notes,
     };
-    let file = store::merge(existing, gpu.info.clone(), run, entries.clone());
+    let mut file = store::merge(existing, gpu.info.clone(), run, entries.clone());
+    file.retain_known(|v| registry::by_name(v).is_some());
     store::write_atomic(&path, &file)?;
     println!("results: {}", path.display());
     Ok(summarise(&entries))
@@ -386,6 +403,11 @@ fn tune(family: &str, filter: Option<&str>, sizes: &[String], budget: f64, top: 
         }
     }
     println!("{t}");
+    for rec in existing.iter().flat_map(|f| f.tuning.iter()).filter(|r| tunable.iter().any(|v| v.name == r.variant)) {
+        if let Some(map) = report::heatmap(rec, false) {
+            println!("{map}");
+        }
+    }
     println!("tuning stored in {}; `kernel-lab bench` runs each best configuration as <variant>@tuned", path.display());
     Ok(ExitCode::SUCCESS)
 }
@@ -399,5 +421,23 @@ fn tune_candidate(variant: &str, size: &str, config: &str, seed: u64, ordinal: u
     let policy = if full { Policy::full() } else { Policy::quick() };
     let c = tune::evaluate(&mut gpu, spec, &shape, &config, seed, &policy)?;
     println!("{}", serde_json::to_string(&c)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn transfers(sizes: &[String], dir: &Path, ordinal: usize) -> Result<ExitCode> {
+    let sizes: Vec<u64> = if sizes.is_empty() {
+        kernel_lab::transfers::default_sizes()
+    } else {
+        sizes.iter().map(|s| families::parse_count(s, "--size").map_err(LabError::Usage)).collect::<Result<_, _>>()?
+    };
+    let mut gpu = Gpu::open(ordinal)?;
+    let path = store::path_for(dir, &gpu.info);
+    let existing = store::load_existing(&path).context("the results file was left as it is; move it aside to start a new one")?;
+    eprintln!("host transfers on {} ({})", gpu.info.name, gpu.info.arch_name());
+    let t = kernel_lab::transfers::measure(&mut gpu, &sizes, env!("KERNEL_LAB_GIT"))?;
+    print!("{}", report::transfers_table(&t, false));
+    let file = store::with_transfers(existing, gpu.info.clone(), t);
+    store::write_atomic(&path, &file)?;
+    println!("results: {}", path.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -1,8 +1,11 @@
 //! Problem families. Each owns its inputs, its f64 reference, how its kernels and its vendor
 //! baseline are launched, its declared work and what shapes a variant can take.
 
+pub mod l2;
 pub mod memory;
+pub mod reduce;
 pub mod sgemm;
+pub mod transpose;
 
 use std::fmt;
 
@@ -11,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::{LabError, Result};
 use crate::registry::{Config, VariantSpec};
+use crate::store::Entry;
 use crate::verify::{Check, Precision};
 
 /// A problem size: the family names its dimensions (m, n, k; or n for arrays).
@@ -75,6 +79,12 @@ pub trait Family: Sync {
     fn suites(&self) -> Vec<(&'static str, &'static str, Vec<Shape>)> {
         Vec::new()
     }
+    /// Lines said after the family's table, from this run's entries of the family (the l2 family
+    /// infers the L2 size from them).
+    fn notes(&self, entries: &[&Entry], dev: &DeviceInfo) -> Vec<String> {
+        let _ = (entries, dev);
+        Vec::new()
+    }
     /// Where `kernel-lab tune` searches when no size is given: the largest quick size.
     fn tune_sizes(&self) -> Vec<Shape> {
         self.default_sizes(true).into_iter().last().into_iter().collect()
@@ -85,7 +95,8 @@ pub trait Family: Sync {
     fn label(&self, shape: &Shape) -> String {
         shape.to_string()
     }
-    fn work(&self, shape: &Shape) -> Work;
+    /// The work of one run in `config` (None: the baseline's).
+    fn work(&self, shape: &Shape, config: Option<&Config>) -> Work;
     /// The device's ceiling in this family's unit, from what the device reports.
     fn peak(&self, dev: &DeviceInfo) -> Option<f64>;
     /// Inputs drawn from `seed`, the reference computed, outputs allocated.
@@ -124,7 +135,7 @@ pub trait Case {
 
 /// Every family the lab implements.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&memory::Memory, &sgemm::Sgemm]
+    vec![&memory::Memory, &l2::L2, &reduce::Reduce, &transpose::Transpose, &sgemm::Sgemm]
 }
 
 pub fn get(name: &str) -> Option<&'static dyn Family> {
@@ -171,6 +182,15 @@ pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
     use rand::{RngExt, SeedableRng};
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     (0..len).map(|_| rng.random_range(-1.0f32..1.0)).collect()
+}
+
+/// `len` values drawn uniformly from [0, 1): for sums, which stay well conditioned.
+pub fn random_unit_f32(len: usize, seed: u64) -> Vec<f32> {
+    let mut v = random_f32(len, seed);
+    for x in &mut v {
+        *x = (*x + 1.0) * 0.5;
+    }
+    v
 }
 
 /// Fills a GPU buffer with 0xFF bytes: as f32 that is NaN, which every check rejects.

@@ -103,7 +103,7 @@ impl Family for Sgemm {
         }
         Ok(())
     }
-    fn work(&self, shape: &Shape) -> Work {
+    fn work(&self, shape: &Shape, _config: Option<&Config>) -> Work {
         let [m, n, k] = [shape.0[0] as f64, shape.0[1] as f64, shape.0[2] as f64];
         Work { flops: 2.0 * m * n * k, bytes_read: 4.0 * (m * k + k * n), bytes_written: 4.0 * m * n }
     }

@@ -1,0 +1,200 @@
+//! Host <-> device transfers: pageable against pinned host memory, both directions, 4 KB to 1 GB,
+//! and a pinned transfer overlapped with a kernel on a second stream (the copy engine working
+//! while the SMs do). The seed articles' `pin_memory=True` advice, measured.
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::Gpu;
+use crate::error::{LabError, Result};
+use crate::families::{self, random_f32, Shape};
+use crate::registry;
+use crate::stats::Summary;
+use crate::timing::{Policy, Timer};
+
+/// One direction, one kind of host memory, one size.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Transfer {
+    /// "H2D" or "D2H".
+    pub direction: String,
+    /// "pageable" or "pinned".
+    pub host: String,
+    pub bytes: u64,
+    pub time: Summary,
+    /// Bytes moved / median time.
+    pub gbs: f64,
+}
+
+/// A transfer and a kernel, alone and at once on two streams.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Overlap {
+    pub transfer_bytes: u64,
+    pub kernel: String,
+    pub kernel_launches: u32,
+    pub kernel_ms: f64,
+    pub transfer_ms: f64,
+    pub both_ms: f64,
+    /// The share of the shorter of the two hidden behind the other: 1 is full overlap, 0 none.
+    pub hidden: f64,
+}
+
+/// The PCIe link as NVML reports it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Pcie {
+    pub gen_current: u32,
+    pub gen_max: u32,
+    pub width_current: u32,
+    pub width_max: u32,
+}
+
+impl Pcie {
+    /// The link's data rate per direction, GB/s: per-lane transfer rate x lanes, less encoding.
+    pub fn theoretical_gbs(&self) -> Option<f64> {
+        let (gts, enc) = match self.gen_current {
+            1 => (2.5, 0.8),
+            2 => (5.0, 0.8),
+            3 => (8.0, 128.0 / 130.0),
+            4 => (16.0, 128.0 / 130.0),
+            5 => (32.0, 128.0 / 130.0),
+            6 => (64.0, 242.0 / 256.0),
+            _ => return None,
+        };
+        Some(gts * enc * self.width_current as f64 / 8.0)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Transfers {
+    pub date: String,
+    pub git_commit: String,
+    pub pcie: Option<Pcie>,
+    pub transfers: Vec<Transfer>,
+    pub overlap: Option<Overlap>,
+}
+
+/// The default sizes: 4 KB to 1 GB.
+pub fn default_sizes() -> Vec<u64> {
+    vec![4 << 10, 64 << 10, 1 << 20, 16 << 20, 256 << 20, 1 << 30]
+}
+
+/// NVML's view of the GPU's PCIe link; None where NVML is missing (it is loaded at run time).
+pub fn pcie(ordinal: usize) -> Option<Pcie> {
+    let nvml = nvml_wrapper::Nvml::init().ok()?;
+    let d = nvml.device_by_index(ordinal as u32).ok()?;
+    Some(Pcie {
+        gen_current: d.current_pcie_link_gen().ok()?,
+        gen_max: d.max_pcie_link_gen().ok()?,
+        width_current: d.current_pcie_link_width().ok()?,
+        width_max: d.max_pcie_link_width().ok()?,
+    })
+}
+
+fn policy() -> Policy {
+    Policy { min_samples: 10, max_samples: 100, budget_s: 0.3, cap_s: 4.0, warmup_s: 0.02 }
+}
+
+fn mismatch(what: &str) -> LabError {
+    LabError::Usage(format!("transfer check failed: {what} did not arrive intact"))
+}
+
+/// Times every size in both directions from pageable and from pinned host memory, each checked
+/// byte for byte afterwards, then the overlap of a pinned transfer with a kernel.
+pub fn measure(gpu: &mut Gpu, sizes: &[u64], git_commit: &str) -> Result<Transfers> {
+    let mut timer = Timer::new(gpu)?;
+    let policy = policy();
+    let mut out = Vec::new();
+    for &bytes in sizes {
+        let n = bytes as usize;
+        let data: Vec<u8> = random_f32(n.div_ceil(4), bytes).iter().flat_map(|x| x.to_le_bytes()).take(n).collect();
+        let mut dev = gpu.stream.clone_htod(&data)?;
+        // SAFETY: filled before it is read (plain pinned memory: flags 0, not write-combined,
+        // so the host reads it back at full speed).
+        let mut pinned = unsafe { gpu.ctx.alloc_pinned_with_flags::<u8>(n, 0) }?;
+        pinned.as_mut_slice()?.copy_from_slice(&data);
+        let mut pageable = vec![0u8; n];
+        let stream = gpu.stream.clone();
+        let mut record = |direction: &str, host: &str, samples: Vec<f64>| {
+            if let Some(time) = Summary::of(&samples) {
+                let gbs = bytes as f64 / (time.median_ms / 1e3) / 1e9;
+                out.push(Transfer { direction: direction.into(), host: host.into(), bytes, time, gbs });
+            }
+        };
+        let s = timer.samples(gpu, &policy, &mut || Ok(stream.memcpy_htod(&data, &mut dev)?))?;
+        record("H2D", "pageable", s);
+        if stream.clone_dtoh(&dev)? != data {
+            return Err(mismatch("pageable H2D"));
+        }
+        let s = timer.samples(gpu, &policy, &mut || Ok(stream.memcpy_htod(&pinned, &mut dev)?))?;
+        record("H2D", "pinned", s);
+        if stream.clone_dtoh(&dev)? != data {
+            return Err(mismatch("pinned H2D"));
+        }
+        let s = timer.samples(gpu, &policy, &mut || Ok(stream.memcpy_dtoh(&dev, &mut pageable)?))?;
+        record("D2H", "pageable", s);
+        stream.synchronize()?;
+        if pageable != data {
+            return Err(mismatch("pageable D2H"));
+        }
+        pinned.as_mut_slice()?.fill(0);
+        let s = timer.samples(gpu, &policy, &mut || Ok(stream.memcpy_dtoh(&dev, &mut pinned)?))?;
+        record("D2H", "pinned", s);
+        if pinned.as_slice()? != data.as_slice() {
+            return Err(mismatch("pinned D2H"));
+        }
+    }
+    let overlap = overlap(gpu)?;
+    Ok(Transfers {
+        date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        git_commit: git_commit.to_string(),
+        pcie: pcie(gpu.info.ordinal),
+        transfers: out,
+        overlap: Some(overlap),
+    })
+}
+
+/// A 256 MiB pinned host-to-device copy on a second stream while the memory family's vector copy
+/// runs on the first, launched enough times to last about as long as the transfer.
+fn overlap(gpu: &mut Gpu) -> Result<Overlap> {
+    const BYTES: usize = 256 << 20;
+    const ROUNDS: usize = 5;
+    let spec = registry::by_name("memory_03_stream_vec4_copy").ok_or_else(|| LabError::Usage("no memory_03_stream_vec4_copy".into()))?;
+    let fam = families::get(spec.family).ok_or_else(|| LabError::Usage("no memory family".into()))?;
+    let kernel = gpu.kernel(spec)?;
+    let mut case = fam.prepare(gpu, &Shape(vec![256 << 20]), 17)?;
+    let data = random_f32(BYTES / 4, 23);
+    // SAFETY: filled before it is read.
+    let mut pinned = unsafe { gpu.ctx.alloc_pinned_with_flags::<f32>(BYTES / 4, 0) }?;
+    pinned.as_mut_slice()?.copy_from_slice(&data);
+    // SAFETY: the transfer's target, checked after the last round.
+    let mut dev = unsafe { gpu.stream.alloc::<f32>(BYTES / 4) }?;
+    let side = gpu.ctx.new_stream()?;
+    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
+    let gpu = &*gpu;
+    let mut time = |launches: u32, copy: bool| -> Result<f64> {
+        let start = gpu.stream.record_event(flags)?;
+        side.wait(&start)?;
+        if copy {
+            side.memcpy_htod(&pinned, &mut dev)?;
+        }
+        for _ in 0..launches {
+            case.launch(gpu, &kernel)?;
+        }
+        let (main_end, side_end) = (gpu.stream.record_event(flags)?, side.record_event(flags)?);
+        Ok((start.elapsed_ms(&main_end)? as f64).max(start.elapsed_ms(&side_end)? as f64))
+    };
+    let median = |f: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
+        let v: Vec<f64> = (0..ROUNDS).map(|_| f()).collect::<Result<_>>()?;
+        Ok(Summary::of(&v).map_or(f64::NAN, |s| s.median_ms))
+    };
+    time(1, true)?;
+    let transfer_ms = median(&mut || time(0, true))?;
+    let one = median(&mut || time(1, false))?;
+    let launches = (transfer_ms / one).ceil().max(1.0) as u32;
+    let kernel_ms = median(&mut || time(launches, false))?;
+    let both_ms = median(&mut || time(launches, true))?;
+    side.synchronize()?;
+    if gpu.stream.clone_dtoh(&dev)? != data {
+        return Err(mismatch("the overlapped H2D"));
+    }
+    let hidden = ((kernel_ms + transfer_ms - both_ms) / kernel_ms.min(transfer_ms)).clamp(0.0, 1.0);
+    Ok(Overlap { transfer_bytes: BYTES as u64, kernel: spec.name.to_string(), kernel_launches: launches, kernel_ms, transfer_ms, both_ms, hidden })
+}
