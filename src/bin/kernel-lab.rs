@@ -103,6 +103,9 @@ enum Cmd {
         /// Only this architecture, e.g. sm_90.
         #[arg(long)]
         arch: Option<String>,
+        /// Where tuned configurations are read from (their figures come from the tuner's compile).
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
     },
 }
 
@@ -179,7 +182,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::Verify(args) => verify(&args),
         Cmd::Bench { run, results_dir, markdown } => bench(&run, &results_dir, markdown),
         Cmd::Report { files, format } => report_cmd(&files, format),
-        Cmd::Resources { arch } => resources(arch.as_deref()),
+        Cmd::Resources { arch, results_dir } => resources(arch.as_deref(), &results_dir),
         Cmd::Tune { family, filter, sizes, budget, top, results_dir, seed, gpu } => {
             tune(&family, filter.as_deref(), &sizes, budget, top, &results_dir, seed, gpu)
         }
@@ -309,7 +312,7 @@ fn report_cmd(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn resources(arch_filter: Option<&str>) -> Result<ExitCode> {
+fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<ExitCode> {
     if let Some(a) = arch_filter {
         if let Some((_, why)) = BUILD.skipped.iter().find(|(sm, _)| *sm == a) {
             bail!("no variant was built for {a}: {why}");
@@ -336,6 +339,31 @@ fn resources(arch_filter: Option<&str>) -> Result<ExitCode> {
     }
     println!("{t}");
     println!("from ptxas -v at build time, nvcc {}", BUILD.nvcc_version);
+    let mut tuned = table(&["family", "variant", "arch", "registers", "smem bytes", "local bytes (stack + spills)", "tuned on"]);
+    let files = std::fs::read_dir(dir).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect::<Vec<_>>()).unwrap_or_default();
+    for file in files.iter().filter(|p| p.extension().is_some_and(|x| x == "json")).filter_map(|p| store::load(p).ok()) {
+        let arch = file.device.arch_name();
+        if arch_filter.is_some_and(|a| a != arch) {
+            continue;
+        }
+        for rec in &file.tuning {
+            let Some(best) = rec.candidates.iter().find(|c| Some(&c.config) == rec.best.as_ref()) else { continue };
+            let n = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
+            tuned.add_row(vec![
+                rec.family.clone(),
+                format!("{}@tuned", rec.variant),
+                arch.clone(),
+                n(best.registers),
+                n(best.smem_bytes),
+                n(best.local_bytes),
+                format!("{} at {}", file.device.name, rec.shape),
+            ]);
+        }
+    }
+    if !tuned.is_empty() {
+        println!("{tuned}");
+        println!("tuned configurations: from the driver's report on the GPU they were tuned on");
+    }
     Ok(ExitCode::SUCCESS)
 }
 
