@@ -5,7 +5,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::memory::bytes_label;
-use super::{parse_count, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
+use super::{memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_l2_args;
@@ -28,7 +28,7 @@ pub fn passes(bytes: u64) -> u64 {
 pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
     let plateau = points.iter().filter(|p| p.0 <= (8 * MIB) as f64).map(|p| p.1).fold(f64::NAN, f64::max);
     let floor = points.last()?.1;
-    if !(plateau > floor) {
+    if plateau.is_nan() || plateau <= floor {
         return None;
     }
     let mid = (plateau + floor) / 2.0;
@@ -62,11 +62,7 @@ impl Family for L2 {
         mib.iter().map(|m| Shape(vec![m * MIB])).collect()
     }
     fn parse_size(&self, text: &str) -> std::result::Result<Shape, String> {
-        let bytes = parse_count(text, "working set in bytes")?;
-        if bytes % 16 != 0 {
-            return Err(format!("{bytes} bytes is not a whole number of 16-byte vectors"));
-        }
-        Ok(Shape(vec![bytes]))
+        parse_bytes(text, 16)
     }
     fn label(&self, shape: &Shape) -> String {
         bytes_label(shape.0[0])
@@ -150,11 +146,7 @@ impl Case for L2Case {
 
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
         self.baseline = true;
-        let (src, _s) = self.src.device_ptr(&gpu.stream);
-        let (dst, _d) = self.copy.device_ptr_mut(&gpu.stream);
-        // SAFETY: both buffers hold the working set and do not overlap.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, self.host.len() * 4, gpu.stream.cu_stream()) }?;
-        Ok(())
+        memcpy_d2d(gpu, &mut self.copy, &self.src)
     }
 
     /// The kernel: the partial sums add up to passes x the set's sum. The baseline: an exact copy.

@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::{parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
+use super::{array_sizes, memcpy_d2d, parse_bytes, poison, random_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_stream_args;
@@ -59,21 +59,11 @@ impl Family for Memory {
     fn dims(&self) -> &'static [&'static str] {
         &["bytes"]
     }
-    /// Arrays of at least 8x any L2 of the table (60 MB on an H200), plus one whose length is
-    /// not a multiple of the 16-byte vector, so the tail paths run.
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
-        if quick {
-            vec![Shape(vec![512 * MIB + 12])]
-        } else {
-            vec![Shape(vec![1024 * MIB]), Shape(vec![1024 * MIB + 12])]
-        }
+        array_sizes(quick)
     }
     fn parse_size(&self, text: &str) -> std::result::Result<Shape, String> {
-        let bytes = parse_count(text, "size in bytes")?;
-        if bytes % 4 != 0 {
-            return Err(format!("{bytes} bytes is not a whole number of 4-byte elements"));
-        }
-        Ok(Shape(vec![bytes]))
+        parse_bytes(text, 4)
     }
     fn label(&self, shape: &Shape) -> String {
         bytes_label(shape.0[0])
@@ -136,12 +126,7 @@ impl Case for StreamCase {
 
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
         self.op = 0;
-        let bytes = self.b.len() * 4;
-        let (src, _s) = self.b_dev.device_ptr(&gpu.stream);
-        let (dst, _d) = self.a_dev.device_ptr_mut(&gpu.stream);
-        // SAFETY: both buffers hold `bytes` bytes and do not overlap.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, gpu.stream.cu_stream()) }?;
-        Ok(())
+        memcpy_d2d(gpu, &mut self.a_dev, &self.b_dev)
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {

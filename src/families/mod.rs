@@ -159,6 +159,37 @@ pub fn parse_count(text: &str, what: &str) -> std::result::Result<u64, String> {
     Ok(v)
 }
 
+/// An array size in bytes ("1G", "268435456"), a whole number of `unit`-byte elements.
+pub fn parse_bytes(text: &str, unit: u64) -> std::result::Result<Shape, String> {
+    let bytes = parse_count(text, "size in bytes")?;
+    if bytes % unit != 0 {
+        return Err(format!("{bytes} bytes is not a whole number of {unit}-byte elements"));
+    }
+    Ok(Shape(vec![bytes]))
+}
+
+/// The array sizes of the streaming families: 1 GiB (over 8x any L2 of the table) and 1 GiB plus
+/// 12 bytes, so the paths for a length that is not a whole number of 16-byte vectors run too.
+pub fn array_sizes(quick: bool) -> Vec<Shape> {
+    const MIB: u64 = 1 << 20;
+    if quick {
+        vec![Shape(vec![512 * MIB + 12])]
+    } else {
+        vec![Shape(vec![1024 * MIB]), Shape(vec![1024 * MIB + 12])]
+    }
+}
+
+/// The baseline of the streaming families: cudaMemcpy device to device of `src` into `dst`.
+pub fn memcpy_d2d(gpu: &Gpu, dst: &mut cudarc::driver::CudaSlice<f32>, src: &cudarc::driver::CudaSlice<f32>) -> Result<()> {
+    use cudarc::driver::{DevicePtr, DevicePtrMut};
+    let bytes = src.len().min(dst.len()) * 4;
+    let (s, _s) = src.device_ptr(&gpu.stream);
+    let (d, _d) = dst.device_ptr_mut(&gpu.stream);
+    // SAFETY: both buffers hold at least `bytes` bytes and are distinct allocations.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, gpu.stream.cu_stream()) }?;
+    Ok(())
+}
+
 /// Every `--size` value parsed by `family`; the error names the value.
 pub fn parse_sizes(family: &dyn Family, texts: &[String]) -> Result<Vec<Shape>> {
     texts

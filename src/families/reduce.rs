@@ -6,7 +6,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::memory::bytes_label;
-use super::{parse_count, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
+use super::{array_sizes, memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_reduce_args;
@@ -14,8 +14,6 @@ use crate::registry::Config;
 use crate::verify::{self, Check, Precision};
 
 pub struct Reduce;
-
-const MIB: u64 = 1 << 20;
 
 impl Family for Reduce {
     fn name(&self) -> &'static str {
@@ -34,18 +32,10 @@ impl Family for Reduce {
         &["bytes"]
     }
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
-        if quick {
-            vec![Shape(vec![512 * MIB + 12])]
-        } else {
-            vec![Shape(vec![1024 * MIB]), Shape(vec![1024 * MIB + 12])]
-        }
+        array_sizes(quick)
     }
     fn parse_size(&self, text: &str) -> std::result::Result<Shape, String> {
-        let bytes = parse_count(text, "size in bytes")?;
-        if bytes % 4 != 0 {
-            return Err(format!("{bytes} bytes is not a whole number of 4-byte elements"));
-        }
-        Ok(Shape(vec![bytes]))
+        parse_bytes(text, 4)
     }
     fn label(&self, shape: &Shape) -> String {
         bytes_label(shape.0[0])
@@ -133,11 +123,7 @@ impl Case for ReduceCase {
 
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
         self.result = None;
-        let (src, _s) = self.src.device_ptr(&gpu.stream);
-        let (dst, _d) = self.copy.device_ptr_mut(&gpu.stream);
-        // SAFETY: both buffers hold n floats and do not overlap.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, self.n * 4, gpu.stream.cu_stream()) }?;
-        Ok(())
+        memcpy_d2d(gpu, &mut self.copy, &self.src)
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {

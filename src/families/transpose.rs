@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::{parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
+use super::{memcpy_d2d, parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_transpose_args;
@@ -97,11 +97,7 @@ impl Case for TransposeCase {
 
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
         self.baseline = true;
-        let (src, _s) = self.src.device_ptr(&gpu.stream);
-        let (dst, _d) = self.dst.device_ptr_mut(&gpu.stream);
-        // SAFETY: both buffers hold rows x cols floats and do not overlap.
-        unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, self.host.len() * 4, gpu.stream.cu_stream()) }?;
-        Ok(())
+        memcpy_d2d(gpu, &mut self.dst, &self.src)
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
