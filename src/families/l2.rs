@@ -5,7 +5,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::memory::bytes_label;
-use super::{memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
+use super::{MEMCPY_D2D, memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_l2_args;
@@ -42,7 +42,7 @@ impl Family for L2 {
         "l2"
     }
     fn baseline(&self) -> &'static str {
-        "cudaMemcpy D2D"
+        MEMCPY_D2D
     }
     fn precision(&self) -> Precision {
         Precision::Fp32

@@ -179,6 +179,9 @@ pub fn array_sizes(quick: bool) -> Vec<Shape> {
     }
 }
 
+/// The name of the streaming families' baseline, which `memcpy_d2d` launches.
+pub const MEMCPY_D2D: &str = "cudaMemcpy D2D";
+
 /// The baseline of the streaming families: cudaMemcpy device to device of `src` into `dst`.
 pub fn memcpy_d2d(gpu: &Gpu, dst: &mut cudarc::driver::CudaSlice<f32>, src: &cudarc::driver::CudaSlice<f32>) -> Result<()> {
     use cudarc::driver::{DevicePtr, DevicePtrMut};

@@ -6,7 +6,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::memory::bytes_label;
-use super::{array_sizes, memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
+use super::{MEMCPY_D2D, array_sizes, memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_reduce_args;
@@ -20,7 +20,7 @@ impl Family for Reduce {
         "reduce"
     }
     fn baseline(&self) -> &'static str {
-        "cudaMemcpy D2D"
+        MEMCPY_D2D
     }
     fn precision(&self) -> Precision {
         Precision::Fp32

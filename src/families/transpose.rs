@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::{memcpy_d2d, parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
+use super::{MEMCPY_D2D, memcpy_d2d, parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_transpose_args;
@@ -17,7 +17,7 @@ impl Family for Transpose {
         "transpose"
     }
     fn baseline(&self) -> &'static str {
-        "cudaMemcpy D2D"
+        MEMCPY_D2D
     }
     fn precision(&self) -> Precision {
         Precision::Exact
