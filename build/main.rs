@@ -45,9 +45,7 @@ fn main() {
     let families = read_manifests(&csrc);
     let jobs: Vec<nvcc::Job> = families
         .iter()
-        .flat_map(|(family, entries)| {
-            entries.iter().map(|e| nvcc::Job::new(&csrc, family, e, arch::variant_targets(&plan, &e.arch)))
-        })
+        .flat_map(|(family, entries)| entries.iter().map(|e| nvcc::Job::new(&csrc, family, e, arch::variant_targets(&plan, &e.arch))))
         .collect();
     let built = nvcc::compile_all(&toolkit, &csrc, &out.join("kernels"), jobs).unwrap_or_else(|msg| fail(&msg));
     for b in &built {
@@ -55,7 +53,8 @@ fn main() {
             println!("cargo:warning={}: {w}", b.job.entry.name);
         }
     }
-    codegen::write_registry(&out.join("registry.rs"), &csrc.join("include"), &toolkit, &plan, &built).unwrap_or_else(|e| fail(&e.to_string()));
+    codegen::write_registry(&out.join("registry.rs"), &csrc.join("include"), &toolkit, &plan, &built)
+        .unwrap_or_else(|e| fail(&e.to_string()));
 }
 
 /// Every `csrc/<family>/variants.toml`, families sorted by name.

@@ -47,10 +47,7 @@ impl Nvcc {
             .map(|s| s.split_whitespace().next().unwrap_or("").to_string())
             .filter(|s| !s.is_empty())
             .ok_or_else(|| format!("cannot read a version from `{} --version`", path.display()))?;
-        let gpu_codes = run_text(Command::new(&path).arg("--list-gpu-code"))?
-            .split_whitespace()
-            .map(str::to_string)
-            .collect();
+        let gpu_codes = run_text(Command::new(&path).arg("--list-gpu-code"))?.split_whitespace().map(str::to_string).collect();
         Ok(Nvcc { path, version, gpu_codes })
     }
 }
@@ -111,10 +108,8 @@ fn source_hash(nvcc: &Nvcc, job: &Job, include: &Path, flags: &[String]) -> Resu
         h.update([0]);
     }
     let mut files = vec![job.src.clone()];
-    let mut headers: Vec<PathBuf> = std::fs::read_dir(include)
-        .map_err(|e| format!("{}: {e}", include.display()))?
-        .filter_map(|d| d.ok().map(|d| d.path()))
-        .collect();
+    let mut headers: Vec<PathBuf> =
+        std::fs::read_dir(include).map_err(|e| format!("{}: {e}", include.display()))?.filter_map(|d| d.ok().map(|d| d.path())).collect();
     headers.sort();
     files.extend(headers);
     for f in files {
@@ -168,11 +163,7 @@ fn compile_one(nvcc: &Nvcc, include: &Path, out_dir: &Path, job: Job) -> Result<
         std::fs::write(&stamp, &hash).map_err(|e| format!("{}: {e}", stamp.display()))?;
         text
     };
-    let usage = parse_ptxas(&text)
-        .into_iter()
-        .filter(|(func, _, _)| func == &job.entry.symbol)
-        .map(|(_, target, u)| (target, u))
-        .collect();
+    let usage = parse_ptxas(&text).into_iter().filter(|(func, _, _)| func == &job.entry.symbol).map(|(_, target, u)| (target, u)).collect();
     let warnings = text.lines().filter(|l| l.contains("warning")).map(|l| l.trim().to_string()).collect();
     Ok(Built { job, fatbin: Some(fatbin), usage, hash, warnings })
 }

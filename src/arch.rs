@@ -24,14 +24,86 @@ const KB: u32 = 1024;
 
 /// Oldest first. `sm` values are unique and ascending (tested).
 pub const ARCHS: &[Arch] = &[
-    Arch { sm: 70, family: "Volta", fp32_lanes_per_sm: 64, smem_per_block_optin: 96 * KB, smem_per_sm: 96 * KB, max_threads_per_sm: 2048, regs_per_sm: 65536, cp_async: false },
-    Arch { sm: 75, family: "Turing", fp32_lanes_per_sm: 64, smem_per_block_optin: 64 * KB, smem_per_sm: 64 * KB, max_threads_per_sm: 1024, regs_per_sm: 65536, cp_async: false },
-    Arch { sm: 80, family: "Ampere", fp32_lanes_per_sm: 64, smem_per_block_optin: 163 * KB, smem_per_sm: 164 * KB, max_threads_per_sm: 2048, regs_per_sm: 65536, cp_async: true },
-    Arch { sm: 86, family: "Ampere", fp32_lanes_per_sm: 128, smem_per_block_optin: 99 * KB, smem_per_sm: 100 * KB, max_threads_per_sm: 1536, regs_per_sm: 65536, cp_async: true },
-    Arch { sm: 89, family: "Ada", fp32_lanes_per_sm: 128, smem_per_block_optin: 99 * KB, smem_per_sm: 100 * KB, max_threads_per_sm: 1536, regs_per_sm: 65536, cp_async: true },
-    Arch { sm: 90, family: "Hopper", fp32_lanes_per_sm: 128, smem_per_block_optin: 227 * KB, smem_per_sm: 228 * KB, max_threads_per_sm: 2048, regs_per_sm: 65536, cp_async: true },
-    Arch { sm: 100, family: "Blackwell", fp32_lanes_per_sm: 128, smem_per_block_optin: 227 * KB, smem_per_sm: 228 * KB, max_threads_per_sm: 2048, regs_per_sm: 65536, cp_async: true },
-    Arch { sm: 120, family: "Blackwell", fp32_lanes_per_sm: 128, smem_per_block_optin: 99 * KB, smem_per_sm: 100 * KB, max_threads_per_sm: 1536, regs_per_sm: 65536, cp_async: true },
+    Arch {
+        sm: 70,
+        family: "Volta",
+        fp32_lanes_per_sm: 64,
+        smem_per_block_optin: 96 * KB,
+        smem_per_sm: 96 * KB,
+        max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
+        cp_async: false,
+    },
+    Arch {
+        sm: 75,
+        family: "Turing",
+        fp32_lanes_per_sm: 64,
+        smem_per_block_optin: 64 * KB,
+        smem_per_sm: 64 * KB,
+        max_threads_per_sm: 1024,
+        regs_per_sm: 65536,
+        cp_async: false,
+    },
+    Arch {
+        sm: 80,
+        family: "Ampere",
+        fp32_lanes_per_sm: 64,
+        smem_per_block_optin: 163 * KB,
+        smem_per_sm: 164 * KB,
+        max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
+        cp_async: true,
+    },
+    Arch {
+        sm: 86,
+        family: "Ampere",
+        fp32_lanes_per_sm: 128,
+        smem_per_block_optin: 99 * KB,
+        smem_per_sm: 100 * KB,
+        max_threads_per_sm: 1536,
+        regs_per_sm: 65536,
+        cp_async: true,
+    },
+    Arch {
+        sm: 89,
+        family: "Ada",
+        fp32_lanes_per_sm: 128,
+        smem_per_block_optin: 99 * KB,
+        smem_per_sm: 100 * KB,
+        max_threads_per_sm: 1536,
+        regs_per_sm: 65536,
+        cp_async: true,
+    },
+    Arch {
+        sm: 90,
+        family: "Hopper",
+        fp32_lanes_per_sm: 128,
+        smem_per_block_optin: 227 * KB,
+        smem_per_sm: 228 * KB,
+        max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
+        cp_async: true,
+    },
+    Arch {
+        sm: 100,
+        family: "Blackwell",
+        fp32_lanes_per_sm: 128,
+        smem_per_block_optin: 227 * KB,
+        smem_per_sm: 228 * KB,
+        max_threads_per_sm: 2048,
+        regs_per_sm: 65536,
+        cp_async: true,
+    },
+    Arch {
+        sm: 120,
+        family: "Blackwell",
+        fp32_lanes_per_sm: 128,
+        smem_per_block_optin: 99 * KB,
+        smem_per_sm: 100 * KB,
+        max_threads_per_sm: 1536,
+        regs_per_sm: 65536,
+        cp_async: true,
+    },
 ];
 
 impl Arch {
@@ -88,11 +160,7 @@ impl Target {
 
     /// Parses `sm_90`, `sm_90a`, `compute_120`.
     pub fn parse(s: &str) -> Option<Target> {
-        let (ptx, rest) = if let Some(r) = s.strip_prefix("sm_") {
-            (false, r)
-        } else {
-            (true, s.strip_prefix("compute_")?)
-        };
+        let (ptx, rest) = if let Some(r) = s.strip_prefix("sm_") { (false, r) } else { (true, s.strip_prefix("compute_")?) };
         let (digits, arch_specific) = match rest.strip_suffix('a') {
             Some(d) => (d, true),
             None => (rest, false),
@@ -157,9 +225,9 @@ pub fn plan_archs(nvcc_supported: &[String], nvcc_version: &str, override_list: 
         Some(list) => {
             let mut v = Vec::new();
             for item in list.split(',').map(str::trim) {
-                let t = Target::parse(item).filter(|t| !t.ptx && !t.arch_specific).ok_or_else(|| {
-                    format!("KERNEL_LAB_ARCHS: '{item}' is not of the form sm_XY")
-                })?;
+                let t = Target::parse(item)
+                    .filter(|t| !t.ptx && !t.arch_specific)
+                    .ok_or_else(|| format!("KERNEL_LAB_ARCHS: '{item}' is not of the form sm_XY"))?;
                 if !ARCHS.iter().any(|a| a.sm == t.sm) {
                     let known: Vec<String> = ARCHS.iter().map(Arch::name).collect();
                     return Err(format!("KERNEL_LAB_ARCHS: sm_{} is not in the lab's table ({})", t.sm, known.join(", ")));
@@ -192,18 +260,10 @@ pub fn plan_archs(nvcc_supported: &[String], nvcc_version: &str, override_list: 
 /// SASS alone, since its PTX cannot run anywhere else.
 pub fn variant_targets(plan: &ArchPlan, req: &ArchReq) -> Vec<Target> {
     if let ArchReq::Exact { sm, arch_specific: true } = *req {
-        return if plan.archs.contains(&sm) {
-            vec![Target { sm, arch_specific: true, ptx: false }]
-        } else {
-            Vec::new()
-        };
+        return if plan.archs.contains(&sm) { vec![Target { sm, arch_specific: true, ptx: false }] } else { Vec::new() };
     }
-    let mut out: Vec<Target> = plan
-        .archs
-        .iter()
-        .filter(|&&sm| req.admits(sm))
-        .map(|&sm| Target { sm, arch_specific: false, ptx: false })
-        .collect();
+    let mut out: Vec<Target> =
+        plan.archs.iter().filter(|&&sm| req.admits(sm)).map(|&sm| Target { sm, arch_specific: false, ptx: false }).collect();
     if let Some(newest) = out.last() {
         out.push(Target { sm: newest.sm, arch_specific: false, ptx: true });
     }

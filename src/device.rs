@@ -60,8 +60,7 @@ impl DeviceInfo {
     /// fp32 FMA rate from SMs x clock x the architecture's lanes per SM, TFLOP/s.
     pub fn peak_fp32_tflops(&self) -> Option<f64> {
         let a = arch::lookup(self.cc_major, self.cc_minor)?;
-        (self.sm_clock_khz > 0)
-            .then(|| self.sms as f64 * a.fp32_lanes_per_sm as f64 * 2.0 * self.sm_clock_khz as f64 * 1e3 / 1e12)
+        (self.sm_clock_khz > 0).then(|| self.sms as f64 * a.fp32_lanes_per_sm as f64 * 2.0 * self.sm_clock_khz as f64 * 1e3 / 1e12)
     }
 }
 

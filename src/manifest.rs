@@ -218,5 +218,3 @@ impl Config {
         v
     }
 }
-
-

@@ -213,9 +213,16 @@ pub fn side_by_side(files: &[(String, ResultsFile)], format: Format) -> String {
             let transfers: String = files
                 .iter()
                 .zip(&labels)
-                .filter_map(|((_, f), l)| f.transfers.as_ref().map(|t| format!("{l}: host transfers\n{}", transfers_table(t, format == Format::Markdown))))
+                .filter_map(|((_, f), l)| {
+                    f.transfers.as_ref().map(|t| format!("{l}: host transfers\n{}", transfers_table(t, format == Format::Markdown)))
+                })
                 .collect();
-            format!("{t}\n{}\n{}{}{transfers}", runs.join("\n"), notes.iter().map(|n| format!("{n}\n")).collect::<String>(), maps.join("\n"))
+            format!(
+                "{t}\n{}\n{}{}{transfers}",
+                runs.join("\n"),
+                notes.iter().map(|n| format!("{n}\n")).collect::<String>(),
+                maps.join("\n")
+            )
         }
         Format::Csv => {
             let mut out = String::from("family,shape,variant");
@@ -304,12 +311,15 @@ pub fn heatmap(rec: &TuneRecord, markdown: bool) -> Option<String> {
 /// and the overlap of a transfer with a kernel.
 pub fn transfers_table(t: &crate::transfers::Transfers, markdown: bool) -> String {
     let mut table = new_table(
-        ["bytes", "H2D pageable", "H2D pinned", "pinned/pageable", "D2H pageable", "D2H pinned", "pinned/pageable"].map(String::from).to_vec(),
+        ["bytes", "H2D pageable", "H2D pinned", "pinned/pageable", "D2H pageable", "D2H pinned", "pinned/pageable"]
+            .map(String::from)
+            .to_vec(),
         markdown,
     );
     let mut sizes: Vec<u64> = t.transfers.iter().map(|x| x.bytes).collect();
     sizes.dedup();
-    let gbs = |dir: &str, host: &str, b: u64| t.transfers.iter().find(|x| x.direction == dir && x.host == host && x.bytes == b).map(|x| x.gbs);
+    let gbs =
+        |dir: &str, host: &str, b: u64| t.transfers.iter().find(|x| x.direction == dir && x.host == host && x.bytes == b).map(|x| x.gbs);
     for b in sizes {
         let mut row = vec![crate::families::memory::bytes_label(b)];
         for dir in ["H2D", "D2H"] {

@@ -42,9 +42,5 @@ pub fn parse_ptxas(report: &str) -> Vec<(String, String, Usage)> {
 /// The integer written just before `label` in `line`, or 0 when the label is absent.
 fn number_before(line: &str, label: &str) -> u32 {
     let Some(pos) = line.find(label) else { return 0 };
-    line[..pos]
-        .split(|c: char| !c.is_ascii_digit())
-        .rfind(|s| !s.is_empty())
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0)
+    line[..pos].split(|c: char| !c.is_ascii_digit()).rfind(|s| !s.is_empty()).and_then(|s| s.parse().ok()).unwrap_or(0)
 }

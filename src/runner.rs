@@ -10,9 +10,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::device::{Gpu, Kernel};
 use crate::error::{LabError, Result};
 use crate::families::{self, Case, Family, Shape};
+use crate::jit;
 use crate::registry::{self, VariantSpec};
 use crate::stats::Summary;
-use crate::jit;
 use crate::store::{Entry, Status, TuneRecord};
 use crate::timing::{Policy, Timer};
 use crate::verify::Check;
@@ -58,9 +58,8 @@ pub fn plan(opts: &Options) -> Result<Vec<Plan>> {
         if variants.is_empty() {
             continue;
         }
-        let family = families::get(name).ok_or_else(|| {
-            LabError::Usage(format!("csrc/{name} has a manifest but the lab has no family '{name}' in src/families"))
-        })?;
+        let family = families::get(name)
+            .ok_or_else(|| LabError::Usage(format!("csrc/{name} has a manifest but the lab has no family '{name}' in src/families")))?;
         let mut shapes = families::parse_sizes(family, &opts.sizes)?;
         let suites = family.suites();
         for name in &opts.suites {
@@ -102,9 +101,18 @@ pub enum Subject {
     /// A variant as built into the binary.
     Variant(&'static VariantSpec),
     /// A variant compiled at run time in another configuration.
-    Compiled { kernel: Arc<Kernel>, name: String, note: String, hash: String },
+    Compiled {
+        kernel: Arc<Kernel>,
+        name: String,
+        note: String,
+        hash: String,
+    },
     /// A compiled configuration that could not be had here, and why.
-    Unavailable { spec: &'static VariantSpec, name: String, reason: String },
+    Unavailable {
+        spec: &'static VariantSpec,
+        name: String,
+        reason: String,
+    },
 }
 
 impl Subject {
@@ -124,13 +132,10 @@ fn tuning_for<'a>(tuned: &'a [TuneRecord], fam: &dyn Family, v: &VariantSpec, sh
         let w = fam.work(&Shape(dims.to_vec()), None);
         (w.flops + w.bytes_read + w.bytes_written).max(1.0).ln()
     };
-    tuned
-        .iter()
-        .filter(|t| t.family == v.family && t.variant == v.name && t.best.is_some())
-        .min_by(|a, b| {
-            let d = |t: &TuneRecord| if t.dims == shape.0 { -1.0 } else { (flops(&t.dims) - flops(&shape.0)).abs() };
-            d(a).total_cmp(&d(b))
-        })
+    tuned.iter().filter(|t| t.family == v.family && t.variant == v.name && t.best.is_some()).min_by(|a, b| {
+        let d = |t: &TuneRecord| if t.dims == shape.0 { -1.0 } else { (flops(&t.dims) - flops(&shape.0)).abs() };
+        d(a).total_cmp(&d(b))
+    })
 }
 
 /// The tuned configuration of `rec` compiled for this GPU, if its hash still matches.

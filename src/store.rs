@@ -158,9 +158,7 @@ pub fn load(path: &Path) -> Result<ResultsFile> {
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| err(format!("not JSON: {e}")))?;
     match value.get("schema").and_then(|s| s.as_u64()) {
         None => return Err(err("not a kernel-lab results file (no schema number)".into())),
-        Some(s) if s != SCHEMA as u64 => {
-            return Err(err(format!("results schema {s}, but this kernel-lab reads schema {SCHEMA}")))
-        }
+        Some(s) if s != SCHEMA as u64 => return Err(err(format!("results schema {s}, but this kernel-lab reads schema {SCHEMA}"))),
         Some(_) => {}
     }
     serde_json::from_value(value).map_err(|e| err(format!("does not match results schema {SCHEMA}: {e}")))

@@ -196,5 +196,13 @@ fn overlap(gpu: &mut Gpu) -> Result<Overlap> {
         return Err(mismatch("the overlapped H2D"));
     }
     let hidden = ((kernel_ms + transfer_ms - both_ms) / kernel_ms.min(transfer_ms)).clamp(0.0, 1.0);
-    Ok(Overlap { transfer_bytes: BYTES as u64, kernel: spec.name.to_string(), kernel_launches: launches, kernel_ms, transfer_ms, both_ms, hidden })
+    Ok(Overlap {
+        transfer_bytes: BYTES as u64,
+        kernel: spec.name.to_string(),
+        kernel_launches: launches,
+        kernel_ms,
+        transfer_ms,
+        both_ms,
+        hidden,
+    })
 }

@@ -73,7 +73,14 @@ fn rejected(config: &Config, reason: String) -> Candidate {
 
 /// One candidate, in this process (the child's side): compile, check it can launch, verify,
 /// time with `policy`, verify again.
-pub fn evaluate(gpu: &mut Gpu, spec: &'static VariantSpec, shape: &Shape, config: &Config, seed: u64, policy: &Policy) -> Result<Candidate> {
+pub fn evaluate(
+    gpu: &mut Gpu,
+    spec: &'static VariantSpec,
+    shape: &Shape,
+    config: &Config,
+    seed: u64,
+    policy: &Policy,
+) -> Result<Candidate> {
     let fam = families::get(spec.family).ok_or_else(|| LabError::Usage(format!("no family {}", spec.family)))?;
     if let Err(why) = fam.can_implement(spec, config, shape) {
         return Ok(rejected(config, why));
@@ -86,7 +93,8 @@ pub fn evaluate(gpu: &mut Gpu, spec: &'static VariantSpec, shape: &Shape, config
     let (registers, smem, local) = kernel.usage()?;
     let blocks = kernel.blocks_per_sm()?;
     let mut c = rejected(config, String::new());
-    (c.registers, c.smem_bytes, c.local_bytes, c.blocks_per_sm, c.hash) = (Some(registers), Some(smem), Some(local), Some(blocks), Some(hash.clone()));
+    (c.registers, c.smem_bytes, c.local_bytes, c.blocks_per_sm, c.hash) =
+        (Some(registers), Some(smem), Some(local), Some(blocks), Some(hash.clone()));
     if blocks == 0 {
         c.reason = Some(format!("cannot launch: {registers} registers x {} threads, {smem} B shared memory", config.threads()));
         return Ok(c);
@@ -163,7 +171,13 @@ impl Search<'_> {
     }
 
     /// Searches `spec` at `shape` within `budget_s`; `save` gets the record after every step.
-    pub fn run(&self, spec: &'static VariantSpec, shape: &Shape, label: &str, save: &mut dyn FnMut(&TuneRecord) -> Result<()>) -> Result<TuneRecord> {
+    pub fn run(
+        &self,
+        spec: &'static VariantSpec,
+        shape: &Shape,
+        label: &str,
+        save: &mut dyn FnMut(&TuneRecord) -> Result<()>,
+    ) -> Result<TuneRecord> {
         let all = space(spec);
         let arch = arch::lookup(self.device.cc_major, self.device.cc_minor);
         let mut rec = TuneRecord {
@@ -183,13 +197,14 @@ impl Search<'_> {
             best_median_ms: None,
             best_rate: None,
         };
-        let (runnable, pruned): (Vec<Config>, Vec<(Config, String)>) = all.into_iter().fold((Vec::new(), Vec::new()), |(mut ok, mut no), c| {
-            match prefilter(spec, &c, arch) {
-                Ok(()) => ok.push(c),
-                Err(why) => no.push((c, why)),
-            }
-            (ok, no)
-        });
+        let (runnable, pruned): (Vec<Config>, Vec<(Config, String)>) =
+            all.into_iter().fold((Vec::new(), Vec::new()), |(mut ok, mut no), c| {
+                match prefilter(spec, &c, arch) {
+                    Ok(()) => ok.push(c),
+                    Err(why) => no.push((c, why)),
+                }
+                (ok, no)
+            });
         rec.candidates.extend(pruned.into_iter().map(|(c, why)| rejected(&c, why)));
         // The manifest's configuration first (the reference point), the rest in a seeded random
         // order, so a budget that ends the search early still samples the whole space.
@@ -204,7 +219,9 @@ impl Search<'_> {
         let start = Instant::now();
         for (i, config) in runnable.iter().enumerate() {
             if start.elapsed().as_secs_f64() > self.budget_s {
-                bar.suspend(|| eprintln!("{}: budget of {} s reached after {i} of {} candidates", spec.name, self.budget_s, runnable.len()));
+                bar.suspend(|| {
+                    eprintln!("{}: budget of {} s reached after {i} of {} candidates", spec.name, self.budget_s, runnable.len())
+                });
                 break;
             }
             let c = self.child(spec, shape, config, self.seed.wrapping_add(i as u64), false);
@@ -213,7 +230,8 @@ impl Search<'_> {
             save(&rec)?;
             bar.inc(1);
         }
-        let mut finalists: Vec<&Candidate> = rec.candidates.iter().filter(|c| c.status == CandidateStatus::Ok && c.median_ms.is_some()).collect();
+        let mut finalists: Vec<&Candidate> =
+            rec.candidates.iter().filter(|c| c.status == CandidateStatus::Ok && c.median_ms.is_some()).collect();
         finalists.sort_by(|a, b| a.median_ms.unwrap().total_cmp(&b.median_ms.unwrap()));
         let finalists: Vec<Candidate> = finalists.into_iter().take(self.top).cloned().collect();
         let mut scores: Vec<(Candidate, Vec<f64>)> = finalists.into_iter().map(|c| (c, Vec::new())).collect();
@@ -232,7 +250,9 @@ impl Search<'_> {
         }
         let mean = |m: &[f64]| m.iter().sum::<f64>() / m.len().max(1) as f64;
         rec.head_to_head = scores.iter().map(|(c, m)| (c.config.label(), m.clone())).collect();
-        if let Some((c, m)) = scores.iter().filter(|(_, m)| m.iter().all(|x| x.is_finite())).min_by(|a, b| mean(&a.1).total_cmp(&mean(&b.1))) {
+        if let Some((c, m)) =
+            scores.iter().filter(|(_, m)| m.iter().all(|x| x.is_finite())).min_by(|a, b| mean(&a.1).total_cmp(&mean(&b.1)))
+        {
             let work = families::get(spec.family).map(|f| (f.work(shape, Some(&c.config)), f.unit()));
             rec.best = Some(c.config.clone());
             rec.best_hash = c.hash.clone();

@@ -90,7 +90,13 @@ where
             first_bad.push((i, g, w));
         }
     }
-    let error = if den > 0.0 { (num / den).sqrt() } else if num == 0.0 { 0.0 } else { f64::INFINITY };
+    let error = if den > 0.0 {
+        (num / den).sqrt()
+    } else if num == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY
+    };
     Check { error, tolerance, compared, nonfinite, first_bad }
 }
 

@@ -41,7 +41,8 @@ fn an_unwritten_output_fails_the_check() {
 #[ignore = "needs a GPU"]
 fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
     let mut gpu = gpu();
-    let opts = Options { filter: Some("sgemm".into()), sizes: vec!["1023".into(), "257x64x129".into(), "8x1000x3".into()], ..Options::default() };
+    let opts =
+        Options { filter: Some("sgemm".into()), sizes: vec!["1023".into(), "257x64x129".into(), "8x1000x3".into()], ..Options::default() };
     let plans = runner::plan(&opts).unwrap();
     let entries = runner::run(&mut gpu, &plans, &opts, 7).unwrap();
     for e in &entries {
@@ -57,7 +58,13 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
 #[ignore = "needs a GPU"]
 fn timing_gives_a_rate_and_checks_again() {
     let mut gpu = gpu();
-    let opts = Options { filter: Some("memory_03_stream_vec4_copy".into()), sizes: vec!["64M".into()], quick: true, time: true, ..Options::default() };
+    let opts = Options {
+        filter: Some("memory_03_stream_vec4_copy".into()),
+        sizes: vec!["64M".into()],
+        quick: true,
+        time: true,
+        ..Options::default()
+    };
     let plans = runner::plan(&opts).unwrap();
     let entries = runner::run(&mut gpu, &plans, &opts, 11).unwrap();
     let v = entries.iter().find(|e| e.variant == "memory_03_stream_vec4_copy").unwrap();

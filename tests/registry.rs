@@ -78,7 +78,15 @@ fn sizes_parse_or_explain() {
     let sgemm = families::get("sgemm").unwrap();
     assert_eq!(sgemm.parse_size("1000").unwrap(), Shape(vec![1000, 1000, 1000]));
     assert_eq!(sgemm.parse_size("16384x768x3072").unwrap(), Shape(vec![16384, 768, 3072]));
-    for (bad, want) in [("0", "greater than 0"), ("abc", "not a positive whole number"), ("-5", "not a positive"), ("4x4", "neither"), ("70000", "elements"), ("20000000x1x1", "limit"), ("1x0x1", "greater than 0")] {
+    for (bad, want) in [
+        ("0", "greater than 0"),
+        ("abc", "not a positive whole number"),
+        ("-5", "not a positive"),
+        ("4x4", "neither"),
+        ("70000", "elements"),
+        ("20000000x1x1", "limit"),
+        ("1x0x1", "greater than 0"),
+    ] {
         let e = sgemm.parse_size(bad).unwrap_err();
         assert!(e.contains(want), "{bad}: {e}");
     }

@@ -161,7 +161,8 @@ fn main() -> ExitCode {
         Err(e) => {
             // clap's own message, folded onto one line like every other error.
             let text = e.render().to_string();
-            let lines: Vec<&str> = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
+            let lines: Vec<&str> =
+                text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with("For more information")).collect();
             eprintln!("{}", lines.join(" "));
             return ExitCode::from(2);
         }
@@ -304,10 +305,7 @@ fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<ExitCode> {
 }
 
 fn report_cmd(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
-    let files = paths
-        .iter()
-        .map(|p| Ok((p.display().to_string(), store::load(p)?)))
-        .collect::<Result<Vec<_>, LabError>>()?;
+    let files = paths.iter().map(|p| Ok((p.display().to_string(), store::load(p)?))).collect::<Result<Vec<_>, LabError>>()?;
     print!("{}", report::side_by_side(&files, format));
     Ok(ExitCode::SUCCESS)
 }
@@ -319,7 +317,10 @@ fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<ExitCode> {
         }
         if !VARIANTS.iter().any(|v| v.resources.iter().any(|(t, _)| *t == a)) {
             let built: Vec<&str> = BUILD.archs.to_vec();
-            bail!("no variant was built for '{a}' (this build has SASS for {}; sm_XYa targets appear where a variant needs them)", built.join(", "));
+            bail!(
+                "no variant was built for '{a}' (this build has SASS for {}; sm_XYa targets appear where a variant needs them)",
+                built.join(", ")
+            );
         }
     }
     let mut t = table(&["family", "variant", "arch", "registers", "smem bytes", "stack bytes", "spill stores", "spill loads"]);
@@ -368,7 +369,16 @@ fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<ExitCode> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn tune(family: &str, filter: Option<&str>, sizes: &[String], budget: f64, top: usize, dir: &Path, seed: Option<u64>, ordinal: usize) -> Result<ExitCode> {
+fn tune(
+    family: &str,
+    filter: Option<&str>,
+    sizes: &[String],
+    budget: f64,
+    top: usize,
+    dir: &Path,
+    seed: Option<u64>,
+    ordinal: usize,
+) -> Result<ExitCode> {
     let fam = families::get(registry::family(family)?).context("the registry names a family the lab does not implement")?;
     let variants: Vec<_> = registry::select(Some(filter.unwrap_or(family)))?.into_iter().filter(|v| v.family == fam.name()).collect();
     if variants.is_empty() {
@@ -376,7 +386,10 @@ fn tune(family: &str, filter: Option<&str>, sizes: &[String], budget: f64, top: 
     }
     let tunable: Vec<_> = variants.into_iter().filter(|v| !v.tune.is_empty()).collect();
     if tunable.is_empty() {
-        bail!("no variant of {family} matching '{}' has tunable constants (a `tune = {{ ... }}` table in its manifest entry)", filter.unwrap_or(family));
+        bail!(
+            "no variant of {family} matching '{}' has tunable constants (a `tune = {{ ... }}` table in its manifest entry)",
+            filter.unwrap_or(family)
+        );
     }
     if !(budget.is_finite() && budget > 0.0) {
         bail!("--budget must be a positive number of seconds, not {budget}");
@@ -402,7 +415,8 @@ fn tune(family: &str, filter: Option<&str>, sizes: &[String], budget: f64, top: 
         git_commit: env!("KERNEL_LAB_GIT"),
     };
     eprintln!("tuning on {} ({}), {} s per variant and shape, seed {}", gpu.info.name, gpu.info.arch_name(), search.budget_s, search.seed);
-    let mut t = table(&["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain"]);
+    let mut t =
+        table(&["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain"]);
     for v in &tunable {
         for shape in &shapes {
             let mut save = |rec: &store::TuneRecord| -> kernel_lab::Result<()> {

@@ -195,10 +195,7 @@ pub fn memcpy_d2d(gpu: &Gpu, dst: &mut cudarc::driver::CudaSlice<f32>, src: &cud
 
 /// Every `--size` value parsed by `family`; the error names the value.
 pub fn parse_sizes(family: &dyn Family, texts: &[String]) -> Result<Vec<Shape>> {
-    texts
-        .iter()
-        .map(|t| family.parse_size(t).map_err(|m| LabError::Usage(format!("--size for {}: {m}", family.name()))))
-        .collect()
+    texts.iter().map(|t| family.parse_size(t).map_err(|m| LabError::Usage(format!("--size for {}: {m}", family.name())))).collect()
 }
 
 /// A seed for one family and shape, derived from the run's seed so each check draws its own

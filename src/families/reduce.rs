@@ -6,7 +6,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::memory::bytes_label;
-use super::{MEMCPY_D2D, array_sizes, memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work};
+use super::{array_sizes, memcpy_d2d, parse_bytes, poison, random_unit_f32, Case, Family, Shape, Unit, Work, MEMCPY_D2D};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_reduce_args;

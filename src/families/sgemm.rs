@@ -8,9 +8,9 @@ use rand::{RngExt, SeedableRng};
 
 use super::{parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
-use crate::registry::{Config, VariantSpec};
 use crate::error::{LabError, Result};
 use crate::ffi::lab_gemm_f32_args;
+use crate::registry::{Config, VariantSpec};
 use crate::verify::{self, Check, Precision};
 
 pub struct Sgemm;
@@ -82,7 +82,11 @@ impl Family for Sgemm {
         vec![
             ("square", "1024 to 8192", vec![sq(1024), sq(2048), sq(4096), sq(8192)]),
             ("odd", "sizes off every tile, and a thin product", vec![sq(1000), sq(1023), sq(4097), s(8192, 64, 8192)]),
-            ("bert", "BERT-base (768 / 3072) and BERT-large (1024 / 4096) layers, 32 x 512 tokens", [bert(768, 3072), bert(1024, 4096)].concat()),
+            (
+                "bert",
+                "BERT-base (768 / 3072) and BERT-large (1024 / 4096) layers, 32 x 512 tokens",
+                [bert(768, 3072), bert(1024, 4096)].concat(),
+            ),
             (
                 "resnet",
                 "ResNet-50 3x3 convolutions of stages 2-5 and a 1x1 expansion, batch 256",

@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::{MEMCPY_D2D, memcpy_d2d, parse_count, poison, random_f32, Case, Family, Shape, Unit, Work};
+use super::{memcpy_d2d, parse_count, poison, random_f32, Case, Family, Shape, Unit, Work, MEMCPY_D2D};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::Result;
 use crate::ffi::lab_transpose_args;
