@@ -140,9 +140,8 @@ impl Target {
 
     /// nvcc's `-gencode` value for this target.
     pub fn gencode(&self) -> String {
-        let a = if self.arch_specific { "a" } else { "" };
-        let code = if self.ptx { "compute" } else { "sm" };
-        format!("arch=compute_{sm}{a},code={code}_{sm}{a}", sm = self.sm)
+        let virtual_arch = Target { ptx: true, ..self.clone() };
+        format!("arch={},code={}", virtual_arch.name(), self.name())
     }
 
     /// Whether a GPU of compute capability `sm` can run this target: SASS runs on the same major
