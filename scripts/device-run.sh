@@ -1,35 +1,28 @@
 #!/usr/bin/env bash
 # What one device-tool call runs on the GPU machine, from the repository root, with dist/ carried
-# (`cargo make device-bundle`). Logs and the results file go to $OUT (at most 8 files come back).
-#   device-run.sh tune FAMILY [FILTER] BUDGET   the GPU tests, then a tuning search
-#   device-run.sh bench FAMILY...                bench (which verifies first) each family in turn
-#   device-run.sh transfers                      host <-> device transfers
-#   device-run.sh all BUDGET FAMILY...           GPU tests, tune the copies, bench, transfers, criterion
+# (`cargo make device-bundle`). Each argument is one step: `test-gpu`, `transfers`, or the
+# arguments of a `kernel-lab` subcommand ("tune sgemm sgemm_10 --budget 100", "bench memory").
+# Steps run in order, each under `timeout STEP_LIMIT` (default 300 s), so a slow step cannot
+# cost the results of the others. Everything goes to $OUT: run.log (all output), devices.txt and
+# the results files, which are copied after every step.
+#   scripts/device-run.sh test-gpu "verify sgemm --suite square,odd" "bench transpose"
 set -uo pipefail
 OUT=${OUT:-/tmp/kernel-lab-out}
+limit=${STEP_LIMIT:-300}
 mkdir -p "$OUT"
-mode=${1:-all}
-shift || true
 dist/kernel-lab devices 2>&1 | tee "$OUT/devices.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,pcie.link.gen.current \
     --format=csv 2>&1 | tee -a "$OUT/devices.txt"
-bench() { for fam in "$@"; do dist/kernel-lab bench --markdown "$fam" 2>&1 | tee -a "$OUT/bench.log"; done; }
-case "$mode" in
-tune)
-    dist/test-gpu --include-ignored 2>&1 | tee "$OUT/test-gpu.log"
-    dist/kernel-lab tune "$@" 2>&1 | tee "$OUT/tune.log"
-    ;;
-bench) bench "$@" ;;
-transfers) dist/kernel-lab transfers 2>&1 | tee "$OUT/transfers.log" ;;
-all)
-    budget=$1
-    shift
-    dist/test-gpu --include-ignored 2>&1 | tee "$OUT/test-gpu.log"
-    dist/kernel-lab tune memory memory_03 --budget "$budget" 2>&1 | tee "$OUT/tune.log"
-    bench "$@"
-    dist/kernel-lab transfers 2>&1 | tee "$OUT/transfers.log"
-    ;;
-*) echo "device-run.sh: unknown mode '$mode'" >&2; exit 2 ;;
-esac
-cp results/*.json "$OUT/" 2>/dev/null
-echo "device-run $mode done"
+status=0
+for step in "$@"; do
+    echo "=== $step ($(date -u +%H:%M:%S))" | tee -a "$OUT/run.log"
+    case "$step" in
+    test-gpu) cmd=(dist/test-gpu --include-ignored) ;;
+    *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;
+    esac
+    timeout "$limit" "${cmd[@]}" 2>&1 | tee -a "$OUT/run.log"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" -ne 0 ] && status=$rc && echo "=== exit $rc: $step" | tee -a "$OUT/run.log"
+    cp results/*.json "$OUT/" 2>/dev/null
+done
+echo "=== device-run done ($(date -u +%H:%M:%S)), last failing exit: $status" | tee -a "$OUT/run.log"

@@ -100,6 +100,18 @@ where
     Check { error, tolerance, compared, nonfinite, first_bad }
 }
 
+/// The check of integer words, which must match exactly: `first_bad` is the first mismatch
+/// (index, got, want), if any, among `compared` words.
+pub fn check_words(first_bad: Option<(usize, u32, u32)>, compared: usize) -> Check {
+    Check {
+        error: if first_bad.is_some() { 1.0 } else { 0.0 },
+        tolerance: Precision::Exact.tolerance(),
+        compared,
+        nonfinite: 0,
+        first_bad: first_bad.map(|(i, g, w)| (i, g as f64, w as f64)).into_iter().collect(),
+    }
+}
+
 /// JSON has no NaN: write it as null and read null back as NaN.
 mod nan_as_null {
     use serde::{Deserialize, Deserializer, Serializer};

@@ -25,8 +25,8 @@ typedef struct lab_stream_args {
     uint64_t n;
 } lab_stream_args;
 
-/* l2 family: each block reads its own slice of a working set of n floats, `passes` times, and
- * writes one partial sum per thread to out. */
+/* l2 family: the grid reads a working set of n 32-bit words `passes` times, one slice per block
+ * and pass, and writes one wrapping integer sum per thread to out. */
 typedef struct lab_l2_args {
     lab_dptr src;
     lab_dptr out;

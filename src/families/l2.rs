@@ -1,6 +1,8 @@
 //! The l2 family: repeated passes over working sets from 1 MiB to past 4x the L2 size; the knee of
-//! bandwidth against size gives the lab's estimate of the L2 size.
-//! Shape: [working-set bytes]. Work: the set read `passes(bytes)` times.
+//! bandwidth against size gives the lab's estimate of the L2 size, one per variant.
+//! Shape: [working-set bytes]. Work: the set read `passes(bytes)` times. The kernels sum the set's
+//! 32-bit words with wrapping integer adds, so the check is exact for any contents; DATA picks
+//! them: random bits (incompressible) or random floats in [0, 1) (shared exponent bits).
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
@@ -22,19 +24,25 @@ pub fn passes(bytes: u64) -> u64 {
     ((4u64 << 30) / bytes.max(1)).clamp(2, 4096)
 }
 
-/// Where bandwidth falls below the midpoint between the plateau of small sets (the best rate at
-/// up to 8 MiB) and the rate of the largest set, interpolated linearly between the two sizes
-/// around it. `points` are (bytes, GB/s) in ascending size.
+/// Where bandwidth first falls below the midpoint between the plateau (the best rate) and the
+/// floor (the rate of the largest set), after the plateau, interpolated linearly between the two
+/// sizes around it. `points` are (bytes, GB/s) in ascending size. Small sets that cannot fill
+/// the GPU run below the plateau; starting the search at the best point skips them.
 pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
-    let plateau = points.iter().filter(|p| p.0 <= (8 * MIB) as f64).map(|p| p.1).fold(f64::NAN, f64::max);
-    let floor = points.last()?.1;
-    if plateau.is_nan() || plateau <= floor {
+    let best = (0..points.len()).max_by(|&a, &b| points[a].1.total_cmp(&points[b].1))?;
+    let (plateau, floor) = (points[best].1, points.last()?.1);
+    if plateau <= floor {
         return None;
     }
     let mid = (plateau + floor) / 2.0;
-    let i = points.iter().position(|p| p.0 > (8 * MIB) as f64 && p.1 < mid)?;
-    let ((w0, r0), (w1, r1)) = (points[i.checked_sub(1)?], points[i]);
+    let i = best + points[best..].iter().position(|p| p.1 < mid)?;
+    let ((w0, r0), (w1, r1)) = (points[i - 1], points[i]);
     Some(w0 + (w1 - w0) * (r0 - mid) / (r0 - r1))
+}
+
+/// The wrapping sum of a set's words `passes` times: what the partial sums must add up to.
+pub fn checksum(words: &[u32], passes: u64) -> u32 {
+    words.iter().fold(0u32, |s, &w| s.wrapping_add(w)).wrapping_mul(passes as u32)
 }
 
 impl Family for L2 {
@@ -45,7 +53,7 @@ impl Family for L2 {
         MEMCPY_D2D
     }
     fn precision(&self) -> Precision {
-        Precision::Fp32
+        Precision::Exact
     }
     fn unit(&self) -> Unit {
         Unit::Gbs
@@ -79,49 +87,66 @@ impl Family for L2 {
         dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
+        use rand::{RngExt, SeedableRng};
         let n = (shape.0[0] / 4) as usize;
-        let host = random_unit_f32(n, seed);
-        let total: f64 = host.iter().map(|&x| x as f64).sum();
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let bits: Vec<u32> = (0..n).map(|_| rng.random()).collect();
+        let floats: Vec<u32> = random_unit_f32(n, seed ^ 1).into_iter().map(f32::to_bits).collect();
         // The largest grid any configuration launches: 32 blocks of 1024 threads per SM.
         let out_len = gpu.info.sms as usize * 32 * 1024;
+        let passes = passes(shape.0[0]);
         Ok(Box::new(L2Case {
-            src: gpu.stream.clone_htod(&host)?,
+            want: [checksum(&bits, passes), checksum(&floats, passes)],
+            sets: [gpu.stream.clone_htod(&bits)?, gpu.stream.clone_htod(&floats)?],
             // SAFETY: a copy target; the check reads only what a launch wrote after poison().
-            copy: unsafe { gpu.stream.alloc::<f32>(n) }?,
+            copy: unsafe { gpu.stream.alloc::<u32>(n) }?,
             // SAFETY: poisoned before every launch.
-            out: unsafe { gpu.stream.alloc::<f32>(out_len) }?,
-            host,
-            total,
-            passes: passes(shape.0[0]),
+            out: unsafe { gpu.stream.alloc::<u32>(out_len) }?,
+            bits,
+            passes,
+            data: 0,
             written: 0,
             baseline: false,
         }))
     }
     fn notes(&self, entries: &[&Entry], dev: &DeviceInfo) -> Vec<String> {
-        let mut points: Vec<(f64, f64)> =
-            entries.iter().filter(|e| !e.baseline && e.status == Status::Ok).filter_map(|e| Some((e.dims[0] as f64, e.rate?))).collect();
-        points.sort_by(|a, b| a.0.total_cmp(&b.0));
         let reported = dev.l2_bytes as f64 / MIB as f64;
-        match knee(&points) {
-            Some(w) => {
-                let inferred = w / MIB as f64;
-                vec![format!(
-                    "L2 inferred from the knee: {inferred:.1} MiB; the device reports {reported:.1} MiB ({:+.0}%)",
-                    100.0 * (inferred - reported) / reported
-                )]
-            }
-            None => vec![format!("no knee found in {} working-set sizes (the device reports {reported:.1} MiB of L2)", points.len())],
-        }
+        let mut variants: Vec<&str> = entries.iter().filter(|e| !e.baseline).map(|e| e.variant.as_str()).collect();
+        variants.dedup();
+        variants
+            .into_iter()
+            .map(|v| {
+                let mut points: Vec<(f64, f64)> = entries
+                    .iter()
+                    .filter(|e| e.variant == v && e.status == Status::Ok)
+                    .filter_map(|e| Some((e.dims[0] as f64, e.rate?)))
+                    .collect();
+                points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                match knee(&points) {
+                    Some(w) => {
+                        let inferred = w / MIB as f64;
+                        format!(
+                            "{v}: L2 inferred from the knee {inferred:.1} MiB; the device reports {reported:.1} MiB ({:+.0}%)",
+                            100.0 * (inferred - reported) / reported
+                        )
+                    }
+                    None => format!("{v}: no knee in {} working-set sizes (the device reports {reported:.1} MiB of L2)", points.len()),
+                }
+            })
+            .collect()
     }
 }
 
 struct L2Case {
-    host: Vec<f32>,
-    total: f64,
-    src: CudaSlice<f32>,
-    copy: CudaSlice<f32>,
-    out: CudaSlice<f32>,
+    /// The random-bits set, which the baseline copies.
+    bits: Vec<u32>,
+    /// The sets DATA picks (0 random bits, 1 floats in [0, 1)) and their checksums.
+    sets: [CudaSlice<u32>; 2],
+    want: [u32; 2],
+    copy: CudaSlice<u32>,
+    out: CudaSlice<u32>,
     passes: u64,
+    data: usize,
     /// Partial sums the last launch wrote (its grid times its block).
     written: usize,
     baseline: bool,
@@ -137,29 +162,31 @@ impl Case for L2Case {
         let blocks = gpu.info.sms * kernel.define("BLOCKS_PER_SM")? as u32;
         self.written = blocks as usize * kernel.config.threads() as usize;
         self.baseline = false;
-        let (src, _s) = self.src.device_ptr(&gpu.stream);
+        self.data = kernel.define("DATA")? as usize;
+        let set = self.sets.get(self.data).ok_or_else(|| crate::error::LabError::Usage(format!("DATA = {} is not 0 or 1", self.data)))?;
+        let (src, _s) = set.device_ptr(&gpu.stream);
         let (out, _o) = self.out.device_ptr_mut(&gpu.stream);
-        let args = lab_l2_args { src, out, n: self.host.len() as u64, passes: self.passes as i32 };
-        // SAFETY: l2 kernels take lab_l2_args; src holds n floats and out room for every thread.
+        let args = lab_l2_args { src, out, n: self.bits.len() as u64, passes: self.passes as i32 };
+        // SAFETY: l2 kernels take lab_l2_args; src holds n words and out room for every thread.
         unsafe { kernel.launch(&gpu.stream, (blocks, 1, 1), &args) }
     }
 
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
         self.baseline = true;
-        memcpy_d2d(gpu, &mut self.copy, &self.src)
+        memcpy_d2d(gpu, &mut self.copy, &self.sets[0])
     }
 
-    /// The kernel: the partial sums add up to passes x the set's sum. The baseline: an exact copy.
-    fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
+    /// The kernel: the partial sums add up to passes x the set's sum, exactly. The baseline: an
+    /// exact copy.
+    fn check(&mut self, gpu: &Gpu, _precision: Precision) -> Result<Check> {
         if self.baseline {
             let out = gpu.stream.clone_dtoh(&self.copy)?;
-            return Ok(verify::check(&out, self.host.iter().enumerate().map(|(i, &x)| (i, x as f64)), Precision::Exact));
+            let bad = out.iter().zip(&self.bits).position(|(g, w)| g != w);
+            return Ok(verify::check_words(bad.map(|i| (i, out[i], self.bits[i])), out.len()));
         }
         let out = gpu.stream.clone_dtoh(&self.out)?;
-        let written = &out[..self.written.min(out.len())];
-        let sum: f64 = written.iter().map(|&x| x as f64).sum();
-        let mut c = verify::check(&[sum as f32], std::iter::once((0, self.total * self.passes as f64)), precision);
-        c.nonfinite = written.iter().filter(|x| !x.is_finite()).count();
-        Ok(c)
+        let got = out[..self.written.min(out.len())].iter().fold(0u32, |s, &w| s.wrapping_add(w));
+        let want = self.want[self.data];
+        Ok(verify::check_words((got != want).then_some((0, got, want)), 1))
     }
 }

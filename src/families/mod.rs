@@ -183,9 +183,9 @@ pub fn array_sizes(quick: bool) -> Vec<Shape> {
 pub const MEMCPY_D2D: &str = "cudaMemcpy D2D";
 
 /// The baseline of the streaming families: cudaMemcpy device to device of `src` into `dst`.
-pub fn memcpy_d2d(gpu: &Gpu, dst: &mut cudarc::driver::CudaSlice<f32>, src: &cudarc::driver::CudaSlice<f32>) -> Result<()> {
+pub fn memcpy_d2d<T>(gpu: &Gpu, dst: &mut cudarc::driver::CudaSlice<T>, src: &cudarc::driver::CudaSlice<T>) -> Result<()> {
     use cudarc::driver::{DevicePtr, DevicePtrMut};
-    let bytes = src.len().min(dst.len()) * 4;
+    let bytes = src.len().min(dst.len()) * std::mem::size_of::<T>();
     let (s, _s) = src.device_ptr(&gpu.stream);
     let (d, _d) = dst.device_ptr_mut(&gpu.stream);
     // SAFETY: both buffers hold at least `bytes` bytes and are distinct allocations.

@@ -36,6 +36,10 @@ impl Family for Transpose {
             vec![Shape(vec![16384, 16384]), Shape(vec![16383, 16385])]
         }
     }
+    /// The full-size square: the vector rung needs sides that are multiples of 4.
+    fn tune_sizes(&self) -> Vec<Shape> {
+        vec![Shape(vec![16384, 16384])]
+    }
     fn parse_size(&self, text: &str) -> std::result::Result<Shape, String> {
         let parts: Vec<&str> = text.split('x').collect();
         let dims = match parts.len() {
