@@ -159,14 +159,17 @@ fn reference_product_matches_a_plain_triple_loop() {
 fn l2_knee_is_the_midpoint_crossing() {
     use kernel_lab::families::l2::{checksum, knee, passes};
     let mib = (1u64 << 20) as f64;
-    // The 1 MiB set cannot fill the GPU: slow, but before the plateau, so not the knee.
-    let pts: Vec<(f64, f64)> = [(1.0, 2000.0), (8.0, 10000.0), (32.0, 9800.0), (48.0, 9000.0), (64.0, 5000.0), (256.0, 4000.0)]
-        .iter()
-        .map(|&(m, r)| (m * mib, r))
-        .collect();
+    // The 1 MiB set cannot fill the GPU and 40 MiB aliases: both dip below the midpoint inside
+    // the plateau, and neither is the knee.
+    let pts: Vec<(f64, f64)> =
+        [(1.0, 2000.0), (8.0, 10000.0), (32.0, 9800.0), (40.0, 6500.0), (48.0, 9000.0), (64.0, 5000.0), (256.0, 4000.0)]
+            .iter()
+            .map(|&(m, r)| (m * mib, r))
+            .collect();
     let k = knee(&pts).unwrap() / mib;
     assert!((k - (48.0 + 16.0 * 2000.0 / 4000.0)).abs() < 1e-9, "{k}");
     assert!(knee(&pts[..2]).is_none(), "no drop, no knee");
+    assert!(knee(&[(mib, 5000.0), (2.0 * mib, 5000.0)]).is_none(), "flat, no knee");
     assert_eq!(passes(1 << 20), 4096);
     assert_eq!(passes(1 << 30), 4);
     assert_eq!(passes(1 << 40), 2);

@@ -5,8 +5,9 @@
 //   a floor (DRAM); the lab infers the L2 size from the knee. ROTATE = 0 keeps each slice on one
 //   block; ROTATE = 1 hands it to the next block every pass, so lines move between SMs (and
 //   between the L2's partitions). DATA (host side) picks random bits or compressible floats.
-// Limits: reads only; the set is a multiple of 16 bytes; per-thread partial sums are written
-//   once (not counted as work).
+// Limits: the host launches only the blocks that fit at once (at most BLOCKS_PER_SM per SM): a
+//   second wave would re-read only its own part of the set. Reads only; the set is a multiple of
+//   16 bytes; per-thread partial sums are written once (not counted as work).
 #include "lab_device.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");

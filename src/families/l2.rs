@@ -24,19 +24,20 @@ pub fn passes(bytes: u64) -> u64 {
     ((4u64 << 30) / bytes.max(1)).clamp(2, 4096)
 }
 
-/// Where bandwidth first falls below the midpoint between the plateau (the best rate) and the
-/// floor (the rate of the largest set), after the plateau, interpolated linearly between the two
-/// sizes around it. `points` are (bytes, GB/s) in ascending size. Small sets that cannot fill
-/// the GPU run below the plateau; starting the search at the best point skips them.
+/// Where the set stops fitting: the midpoint between the plateau (the best rate) and the floor
+/// (the rate of the largest set) is crossed for the last time, interpolated linearly between the
+/// two sizes around the crossing. `points` are (bytes, GB/s) in ascending size. Scanning from the
+/// large end skips dips inside the plateau (power-of-two sets can alias) and the small sets that
+/// cannot fill the GPU.
 pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
-    let best = (0..points.len()).max_by(|&a, &b| points[a].1.total_cmp(&points[b].1))?;
-    let (plateau, floor) = (points[best].1, points.last()?.1);
-    if plateau <= floor {
+    let plateau = points.iter().map(|p| p.1).fold(f64::NAN, f64::max);
+    let floor = points.last()?.1;
+    if !(plateau > floor) {
         return None;
     }
     let mid = (plateau + floor) / 2.0;
-    let i = best + points[best..].iter().position(|p| p.1 < mid)?;
-    let ((w0, r0), (w1, r1)) = (points[i - 1], points[i]);
+    let i = points.iter().rposition(|p| p.1 >= mid)?;
+    let ((w0, r0), (w1, r1)) = (points[i], *points.get(i + 1)?);
     Some(w0 + (w1 - w0) * (r0 - mid) / (r0 - r1))
 }
 
@@ -111,8 +112,12 @@ impl Family for L2 {
     }
     fn notes(&self, entries: &[&Entry], dev: &DeviceInfo) -> Vec<String> {
         let reported = dev.l2_bytes as f64 / MIB as f64;
-        let mut variants: Vec<&str> = entries.iter().filter(|e| !e.baseline).map(|e| e.variant.as_str()).collect();
-        variants.dedup();
+        let mut variants: Vec<&str> = Vec::new();
+        for e in entries.iter().filter(|e| !e.baseline) {
+            if !variants.contains(&e.variant.as_str()) {
+                variants.push(&e.variant);
+            }
+        }
         variants
             .into_iter()
             .map(|v| {
@@ -159,7 +164,9 @@ impl Case for L2Case {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let blocks = gpu.info.sms * kernel.define("BLOCKS_PER_SM")? as u32;
+        // Only co-resident blocks: a second wave would re-read its own half of the set after the
+        // first wave finished, and the sweep would see twice the L2.
+        let blocks = gpu.info.sms * (kernel.define("BLOCKS_PER_SM")? as u32).min(kernel.blocks_per_sm()?).max(1);
         self.written = blocks as usize * kernel.config.threads() as usize;
         self.baseline = false;
         self.data = kernel.define("DATA")? as usize;
