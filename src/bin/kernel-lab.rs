@@ -152,6 +152,13 @@ fn clock_seed() -> u64 {
 }
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, which turns a closed pipe into a panic inside println!; a command-line
+    // tool should end quietly instead, as cat does.
+    #[cfg(unix)]
+    // SAFETY: sets a signal's disposition to its default before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) if !e.use_stderr() => {
