@@ -18,6 +18,7 @@
 //! - [`transfers`]: host <-> device copies, pageable and pinned, and copy/compute overlap
 //! - [`store`]: the per-device results files (schema, atomic writes, merging)
 //! - [`report`]: tables of results, side by side per device
+//! - [`sheet`]: the published spec sheet of the GPUs the lab compares (rates, memory, links, prices)
 //! - [`error`]: the library's error type
 
 pub mod arch;
@@ -32,6 +33,7 @@ pub mod registry;
 pub mod report;
 pub mod resources;
 pub mod runner;
+pub mod sheet;
 pub mod stats;
 pub mod store;
 pub mod timing;

@@ -355,3 +355,28 @@ pub fn transfers_table(t: &crate::transfers::Transfers, markdown: bool) -> Strin
     });
     format!("{table}\n{link}{overlap}\n")
 }
+
+/// The spec sheet as one table: dense rates per precision (TFLOP/s, TOPS for int8; sparse figures
+/// are not shown), memory, links and price. `-`: the GPU has no such path or no published figure.
+pub fn sheet_table(gpus: &[&crate::sheet::Gpu], markdown: bool) -> String {
+    use crate::sheet::Precision;
+    let mut header: Vec<String> = vec!["GPU".into(), "arch".into(), "SMs".into(), "boost MHz".into()];
+    header.extend(Precision::ALL.iter().map(|p| p.label().to_string()));
+    header.extend(["memory", "GB/s", "L2 MB", "TDP W", "NVLink GB/s", "PCIe", "launch $"].map(String::from));
+    let mut t = new_table(header, markdown);
+    for g in gpus {
+        let mut row = vec![g.name.to_string(), format!("sm_{}", g.sm), g.sms.to_string(), g.boost_mhz.to_string()];
+        row.extend(Precision::ALL.iter().map(|&p| opt(g.rate(p), |r| format!("{r}"))));
+        row.extend([
+            format!("{} GB {}", g.memory_gb, g.memory),
+            format!("{}", g.bandwidth_gbs),
+            format!("{}", g.l2_mb),
+            g.tdp_w.to_string(),
+            g.nvlink_gbs.map(|n| n.to_string()).unwrap_or_else(|| "none".into()),
+            format!("gen {}", g.pcie_gen),
+            opt(g.price_usd, |p| p.to_string()),
+        ]);
+        t.add_row(row);
+    }
+    t.to_string()
+}

@@ -114,3 +114,13 @@ fn report_renders_every_format() {
         assert!(text.contains("cuBLAS SGEMM") && text.contains("sgemm_01_naive"), "{format}: {text}");
     }
 }
+
+#[test]
+fn the_sheet_prints_and_rejects_unknown_gpus() {
+    one_line_error(&["sheet", "RTX 9090"], "no GPU 'RTX 9090' in the sheet");
+    let dir = tempfile::tempdir().unwrap();
+    let out = lab(&["sheet", "rtx 4090"], dir.path());
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("RTX 4090") && text.contains("660.6") && !text.contains("1321"), "dense rates only: {text}");
+}

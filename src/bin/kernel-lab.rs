@@ -82,6 +82,13 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         gpu: usize,
     },
+    /// The published spec sheet (dense rates; sparse figures are never mixed in), or one GPU's row.
+    Sheet {
+        /// A GPU of the sheet, e.g. "RTX 4090".
+        gpu: Option<String>,
+        #[arg(long)]
+        markdown: bool,
+    },
     /// One tuning candidate, in its own process (the tuner runs this).
     #[command(hide = true)]
     TuneCandidate {
@@ -195,6 +202,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             tune(&family, filter.as_deref(), &sizes, budget, top, &results_dir, seed, gpu)
         }
         Cmd::Transfers { sizes, results_dir, gpu } => transfers(&sizes, &results_dir, gpu),
+        Cmd::Sheet { gpu, markdown } => sheet(gpu.as_deref(), markdown),
         Cmd::TuneCandidate { variant, size, config, seed, gpu, full } => tune_candidate(&variant, &size, &config, seed, gpu, full),
     }
 }
@@ -224,6 +232,18 @@ fn devices() -> Result<ExitCode> {
     }
     println!("{t}");
     println!("peaks are derived from the reported clocks, bus width and the lab's architecture table");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sheet(gpu: Option<&str>, markdown: bool) -> Result<ExitCode> {
+    let gpus: Vec<&kernel_lab::sheet::Gpu> = match gpu {
+        Some(name) => vec![kernel_lab::sheet::find(name).map_err(LabError::Usage)?],
+        None => kernel_lab::sheet::GPUS.iter().collect(),
+    };
+    println!("{}", report::sheet_table(&gpus, markdown));
+    for g in &gpus {
+        println!("{}: {}", g.name, g.source);
+    }
     Ok(ExitCode::SUCCESS)
 }
 
