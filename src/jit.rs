@@ -5,8 +5,9 @@
 //! while the tuner only ever needs the one architecture it runs on. The fatbins built by
 //! build.rs stay the lab's portable default; tuned configurations are compiled where they run.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
 use sha2::{Digest, Sha256};
@@ -80,28 +81,33 @@ fn target(spec: &VariantSpec, sm: u32) -> Target {
     Target { sm, arch_specific, ptx: true }
 }
 
-/// Identifies what the compiled code depends on: NVRTC's version, the target, the
-/// configuration, the kernel source and every shared header. A stored tuning result whose hash
-/// differs from this is stale.
+/// Identifies the compiled code: a hash of the PTX NVRTC makes of `spec` in `config` for `sm`
+/// (its header names NVRTC's version). It changes with anything that changes the code (the
+/// kernel's source, a header it includes, a define, the compiler, the target) and with nothing
+/// else, so an edit elsewhere in lab.h does not throw away every stored tuning. A stored tuning
+/// result whose hash differs from this is stale.
 pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
-    let mut h = Sha256::new();
-    h.update(version()?.as_bytes());
-    h.update(target(spec, sm).name().as_bytes());
-    for d in config.compiler_defines() {
-        h.update(d.as_bytes());
-        h.update([0]);
-    }
-    h.update(spec.source.as_bytes());
-    for (name, text) in HEADERS {
-        h.update(name.as_bytes());
-        h.update(text.as_bytes());
-    }
-    Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+    let ptx = compile(spec, config, sm)?.to_src();
+    let h = Sha256::digest(ptx.as_bytes());
+    Ok(h.iter().take(8).map(|b| format!("{b:02x}")).collect())
 }
 
 /// PTX of `spec` built with `config` for a GPU of compute capability `sm`. A compile error
 /// (a static_assert the configuration fails, say) comes back as its first error lines.
+/// Compiled once per process and configuration: `hash` and the loader both ask for it.
 pub fn compile(spec: &VariantSpec, config: &Config, sm: u32) -> Result<Ptx> {
+    static CACHE: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    let key = format!("{}|{}|{sm}", spec.name, config.compiler_defines().join(" "));
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(src) = cache.lock().map_err(|_| LabError::Usage("the NVRTC cache is poisoned".into()))?.get(&key) {
+        return Ok(Ptx::from_src(src.clone()));
+    }
+    let ptx = compile_uncached(spec, config, sm)?;
+    cache.lock().map_err(|_| LabError::Usage("the NVRTC cache is poisoned".into()))?.insert(key, ptx.to_src());
+    Ok(ptx)
+}
+
+fn compile_uncached(spec: &VariantSpec, config: &Config, sm: u32) -> Result<Ptx> {
     require()?;
     let mut options = vec!["-std=c++17".to_string()];
     options.extend(config.compiler_defines());

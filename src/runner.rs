@@ -118,7 +118,7 @@ pub enum Subject {
 impl Subject {
     fn name(&self, fam: &dyn Family) -> String {
         match self {
-            Subject::Baseline => fam.baseline().to_string(),
+            Subject::Baseline => fam.baseline().unwrap_or("baseline").to_string(),
             Subject::Variant(v) => v.name.to_string(),
             Subject::Compiled { name, .. } | Subject::Unavailable { name, .. } => name.clone(),
         }
@@ -159,7 +159,8 @@ fn tuned_subject(gpu: &mut Gpu, v: &'static VariantSpec, rec: &TuneRecord) -> Su
 /// Runs the plans; `seed` is the run's seed (each family and shape derives its own from it).
 pub fn run(gpu: &mut Gpu, plans: &[Plan], opts: &Options, seed: u64) -> Result<Vec<Entry>> {
     let tuned = |p: &Plan| p.variants.iter().filter(|v| opts.tuned.iter().any(|t| t.variant == v.name)).count();
-    let total: usize = plans.iter().map(|p| p.shapes.len() * (p.variants.len() + 1 + tuned(p))).sum();
+    let total: usize =
+        plans.iter().map(|p| p.shapes.len() * (p.variants.len() + usize::from(p.family.baseline().is_some()) + tuned(p))).sum();
     let bar = ProgressBar::new(total as u64);
     bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}").unwrap());
     let policy = opts.policy();
@@ -171,7 +172,7 @@ pub fn run(gpu: &mut Gpu, plans: &[Plan], opts: &Options, seed: u64) -> Result<V
             let shape_seed = families::seed_for(seed, fam.name(), shape);
             bar.suspend(|| eprintln!("{} {}: seed {shape_seed:#018x}", fam.name(), fam.label(shape)));
             let mut case = fam.prepare(gpu, shape, shape_seed)?;
-            let mut subjects = vec![Subject::Baseline];
+            let mut subjects = if fam.baseline().is_some() { vec![Subject::Baseline] } else { Vec::new() };
             for &v in &plan.variants {
                 subjects.push(Subject::Variant(v));
                 if let Some(rec) = tuning_for(&opts.tuned, fam, v, shape) {
@@ -213,7 +214,7 @@ pub fn measure(
         Subject::Compiled { kernel, .. } => Some(kernel.config.clone()),
     };
     let work = fam.work(shape, config.as_ref());
-    let peak = fam.peak(&gpu.info);
+    let peak = fam.peak(&gpu.info, config.as_ref());
     let mut e = Entry {
         run: 0,
         family: fam.name().to_string(),
@@ -239,7 +240,7 @@ pub fn measure(
     };
     let kernel = match subject {
         Subject::Baseline => {
-            e.variant = fam.baseline().to_string();
+            e.variant = fam.baseline().unwrap_or("baseline").to_string();
             e.baseline = true;
             e.config = "vendor library".to_string();
             None

@@ -50,8 +50,8 @@ impl Family for L2 {
     fn name(&self) -> &'static str {
         "l2"
     }
-    fn baseline(&self) -> &'static str {
-        MEMCPY_D2D
+    fn baseline(&self) -> Option<&'static str> {
+        Some(MEMCPY_D2D)
     }
     fn precision(&self) -> Precision {
         Precision::Exact
@@ -84,7 +84,7 @@ impl Family for L2 {
             Some(_) => Work { flops: 0.0, bytes_read: b * passes(shape.0[0]) as f64, bytes_written: 0.0 },
         }
     }
-    fn peak(&self, dev: &DeviceInfo) -> Option<f64> {
+    fn peak(&self, dev: &DeviceInfo, _config: Option<&Config>) -> Option<f64> {
         dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {

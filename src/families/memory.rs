@@ -47,8 +47,8 @@ impl Family for Memory {
     fn name(&self) -> &'static str {
         "memory"
     }
-    fn baseline(&self) -> &'static str {
-        MEMCPY_D2D
+    fn baseline(&self) -> Option<&'static str> {
+        Some(MEMCPY_D2D)
     }
     fn precision(&self) -> Precision {
         Precision::Exact
@@ -72,7 +72,7 @@ impl Family for Memory {
         let b = shape.0[0] as f64;
         Work { flops: 0.0, bytes_read: reads(config) * b, bytes_written: b }
     }
-    fn peak(&self, dev: &DeviceInfo) -> Option<f64> {
+    fn peak(&self, dev: &DeviceInfo, _config: Option<&Config>) -> Option<f64> {
         dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {

@@ -68,8 +68,9 @@ impl Work {
 /// One problem family.
 pub trait Family: Sync {
     fn name(&self) -> &'static str;
-    /// The vendor routine every variant is compared with.
-    fn baseline(&self) -> &'static str;
+    /// The vendor routine every variant is compared with; None where there is none (the peak
+    /// family compares with the spec sheet instead).
+    fn baseline(&self) -> Option<&'static str>;
     fn precision(&self) -> Precision;
     fn unit(&self) -> Unit;
     /// Names of the shape's dimensions, matched by manifests' `multiple_of`.
@@ -97,8 +98,9 @@ pub trait Family: Sync {
     }
     /// The work of one run in `config` (None: the baseline's).
     fn work(&self, shape: &Shape, config: Option<&Config>) -> Work;
-    /// The device's ceiling in this family's unit, from what the device reports.
-    fn peak(&self, dev: &DeviceInfo) -> Option<f64>;
+    /// The device's ceiling in this family's unit for a variant in `config` (None: the
+    /// baseline), from what the device reports or the spec sheet.
+    fn peak(&self, dev: &DeviceInfo, config: Option<&Config>) -> Option<f64>;
     /// Inputs drawn from `seed`, the reference computed, outputs allocated.
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>>;
 

@@ -19,8 +19,8 @@ impl Family for Reduce {
     fn name(&self) -> &'static str {
         "reduce"
     }
-    fn baseline(&self) -> &'static str {
-        MEMCPY_D2D
+    fn baseline(&self) -> Option<&'static str> {
+        Some(MEMCPY_D2D)
     }
     fn precision(&self) -> Precision {
         Precision::Fp32
@@ -45,7 +45,7 @@ impl Family for Reduce {
         let b = shape.0[0] as f64;
         Work { flops: b / 4.0, bytes_read: b, bytes_written: if config.is_none() { b } else { 0.0 } }
     }
-    fn peak(&self, dev: &DeviceInfo) -> Option<f64> {
+    fn peak(&self, dev: &DeviceInfo, _config: Option<&Config>) -> Option<f64> {
         dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {

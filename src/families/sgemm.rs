@@ -29,8 +29,8 @@ impl Family for Sgemm {
     fn name(&self) -> &'static str {
         "sgemm"
     }
-    fn baseline(&self) -> &'static str {
-        "cuBLAS SGEMM"
+    fn baseline(&self) -> Option<&'static str> {
+        Some("cuBLAS SGEMM")
     }
     fn precision(&self) -> Precision {
         Precision::Fp32
@@ -111,7 +111,7 @@ impl Family for Sgemm {
         let [m, n, k] = [shape.0[0] as f64, shape.0[1] as f64, shape.0[2] as f64];
         Work { flops: 2.0 * m * n * k, bytes_read: 4.0 * (m * k + k * n), bytes_written: 4.0 * m * n }
     }
-    fn peak(&self, dev: &DeviceInfo) -> Option<f64> {
+    fn peak(&self, dev: &DeviceInfo, _config: Option<&Config>) -> Option<f64> {
         dev.peak_fp32_tflops()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {

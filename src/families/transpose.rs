@@ -16,8 +16,8 @@ impl Family for Transpose {
     fn name(&self) -> &'static str {
         "transpose"
     }
-    fn baseline(&self) -> &'static str {
-        MEMCPY_D2D
+    fn baseline(&self) -> Option<&'static str> {
+        Some(MEMCPY_D2D)
     }
     fn precision(&self) -> Precision {
         Precision::Exact
@@ -56,7 +56,7 @@ impl Family for Transpose {
         let b = 4.0 * (shape.0[0] * shape.0[1]) as f64;
         Work { flops: 0.0, bytes_read: b, bytes_written: b }
     }
-    fn peak(&self, dev: &DeviceInfo) -> Option<f64> {
+    fn peak(&self, dev: &DeviceInfo, _config: Option<&Config>) -> Option<f64> {
         dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
