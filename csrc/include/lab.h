@@ -67,4 +67,26 @@ typedef struct lab_gemm_f32_args {
     float beta;
 } lab_gemm_f32_args;
 
+/* peak family: the precision a kernel measures (its PREC define), as the spec sheet names them. */
+#define LAB_FP64 0
+#define LAB_FP64_TENSOR 1
+#define LAB_FP32 2
+#define LAB_FP16 3
+#define LAB_TF32 4
+#define LAB_FP16_F16ACC 5
+#define LAB_FP16_F32ACC 6
+#define LAB_BF16_F32ACC 7
+#define LAB_FP8_F32ACC 8
+#define LAB_INT8 9
+
+/* peak family: `tasks` units of work, spread over a persistent grid (task t goes to warp
+ * t mod warps). inputs holds 32-bit-or-wider register images the kernel reads at run time (so the
+ * compiler can fold nothing): see each kernel for their meaning. out: one float per thread, the
+ * sum of its accumulators. */
+typedef struct lab_peak_args {
+    lab_dptr out;
+    lab_dptr inputs;
+    uint64_t tasks;
+} lab_peak_args;
+
 #endif

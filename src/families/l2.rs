@@ -32,7 +32,7 @@ pub fn passes(bytes: u64) -> u64 {
 pub fn knee(points: &[(f64, f64)]) -> Option<f64> {
     let plateau = points.iter().map(|p| p.1).fold(f64::NAN, f64::max);
     let floor = points.last()?.1;
-    if !(plateau > floor) {
+    if plateau.is_nan() || plateau <= floor {
         return None;
     }
     let mid = (plateau + floor) / 2.0;

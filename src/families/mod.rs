@@ -3,6 +3,7 @@
 
 pub mod l2;
 pub mod memory;
+pub mod peak;
 pub mod reduce;
 pub mod sgemm;
 pub mod transpose;
@@ -137,7 +138,7 @@ pub trait Case {
 
 /// Every family the lab implements.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&memory::Memory, &l2::L2, &reduce::Reduce, &transpose::Transpose, &sgemm::Sgemm]
+    vec![&memory::Memory, &l2::L2, &reduce::Reduce, &transpose::Transpose, &sgemm::Sgemm, &peak::Peak]
 }
 
 pub fn get(name: &str) -> Option<&'static dyn Family> {

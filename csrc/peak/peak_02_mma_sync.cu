@@ -1,0 +1,100 @@
+// Technique: the Tensor Cores' throughput through warp-wide mma.sync (sm_80 and later; fp8 on
+//   sm_89 and later), one PREC (lab.h's LAB_*) per manifest entry: fp16 -> fp32, fp16 -> fp16 and
+//   bf16 -> fp32 (m16n8k16), tf32 -> fp32 (m16n8k8), int8 -> int32 and fp8 e4m3 -> fp32
+//   (m16n8k32). CHAINS independent accumulators per warp, operands in
+//   registers, a persistent grid.
+// Teaches: what the warp-level MMA path delivers. On Ampere and Ada it is the Tensor Cores'
+//   peak; on Hopper only wgmma (issued by a warpgroup) reaches it, and this kernel shows how far
+//   the older path falls short there.
+// Limits: A is filled with one value a and B with b (or -b), so every element of a product is
+//   K x a x b whatever the fragment layout; each task is (ITERS - 1) / 2 pairs of D += A.B and
+//   D += A.(-B) and one closing D += A.B, so each accumulator ends at c + (tasks it ran) x K x a x b,
+//   exactly. The mma instructions are volatile, so none is merged or dropped.
+#include "lab_device.cuh"
+
+static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCK_X % 32 == 0, "whole warps");
+static_assert(ITERS % 2 == 1 && CHAINS >= 1 && CHAINS <= 8, "ITERS odd: pairs of +B, -B and one +B");
+
+#if PREC == LAB_FP16_F16ACC
+#define LAB_ACC_REGS 2  // four fp16 accumulators, packed in pairs
+typedef unsigned acc_t;
+#elif PREC == LAB_INT8
+#define LAB_ACC_REGS 4
+typedef int acc_t;
+#else
+#define LAB_ACC_REGS 4
+typedef float acc_t;
+#endif
+
+__device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if PREC == LAB_FP16_F32ACC
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif PREC == LAB_FP16_F16ACC
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
+                 : "+r"(d[0]), "+r"(d[1])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif PREC == LAB_BF16_F32ACC
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif PREC == LAB_TF32
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif PREC == LAB_INT8
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif PREC == LAB_FP8_F32ACC
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+#error "PREC: a Tensor Core LAB_* precision of lab.h"
+#endif
+}
+
+__device__ __forceinline__ double lab_sum(acc_t x) {
+#if PREC == LAB_FP16_F16ACC
+    float lo, hi;
+    asm("{\n .reg .f16 l, h;\n mov.b32 {l, h}, %2;\n cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;\n}\n" : "=f"(lo), "=f"(hi) : "r"(x));
+    return (double)lo + (double)hi;
+#else
+    return (double)x;
+#endif
+}
+
+// inputs (32-bit register images): [0] A (a in every element), [1] B (b), [2] -B, [3] one
+// accumulator register holding c in every element.
+extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_02_mma_sync(lab_peak_args p) {
+    const uint64_t* in = lab_ptr<const uint64_t>(p.inputs);
+    const unsigned a[4] = {(unsigned)in[0], (unsigned)in[0], (unsigned)in[0], (unsigned)in[0]};
+    const unsigned up[2] = {(unsigned)in[1], (unsigned)in[1]}, down[2] = {(unsigned)in[2], (unsigned)in[2]};
+    const unsigned c = (unsigned)in[3];
+    acc_t d[CHAINS][LAB_ACC_REGS];
+#pragma unroll
+    for (int j = 0; j < CHAINS; ++j)
+#pragma unroll
+        for (int r = 0; r < LAB_ACC_REGS; ++r) d[j][r] = *reinterpret_cast<const acc_t*>(&c);
+    const uint64_t thread = (uint64_t)blockIdx.x * BLOCK_X + threadIdx.x;
+    const uint64_t warps = (uint64_t)gridDim.x * BLOCK_X / 32;
+    for (uint64_t t = thread / 32; t < p.tasks; t += warps) {
+#pragma unroll 8
+        for (int i = 0; i < ITERS / 2; ++i) {
+#pragma unroll
+            for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, up);
+#pragma unroll
+            for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, down);
+        }
+#pragma unroll
+        for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, up);
+    }
+    double s = 0.0;
+#pragma unroll
+    for (int j = 0; j < CHAINS; ++j)
+#pragma unroll
+        for (int r = 0; r < LAB_ACC_REGS; ++r) s += lab_sum(d[j][r]);
+    lab_ptr<float>(p.out)[thread] = (float)s;  // exact: the sums are small multiples of 1/32
+}

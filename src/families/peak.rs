@@ -1,0 +1,237 @@
+//! The peak family: throughput-bound loops with their operands in registers, one variant per
+//! precision (SIMT fp64 / fp32 / fp16x2 FMA, Tensor Core mma per input type), each against the
+//! spec sheet's dense rate for the GPU it runs on. There is no vendor routine to compare with.
+//! Shape: [tasks]. Work: tasks x ITERS x CHAINS x OPS operations (an FMA is two).
+//!
+//! The check: every accumulator ends at start + (tasks its warp ran) x step, exactly (see the
+//! kernels' headers), so each thread's sum is known on the host in closed form.
+
+use cudarc::driver::{CudaSlice, DevicePtrMut};
+use half::{bf16, f16};
+use rand::{RngExt, SeedableRng};
+
+use super::{parse_count, poison, Case, Family, Shape, Unit, Work};
+use crate::device::{DeviceInfo, Gpu, Kernel};
+use crate::error::{LabError, Result};
+use crate::ffi::{self, lab_peak_args};
+use crate::registry::Config;
+use crate::sheet::{self, Precision as SheetPrecision};
+use crate::verify::{self, Check, Precision};
+
+pub struct Peak;
+
+/// The sheet's precision for a kernel's PREC define (lab.h's LAB_* codes).
+pub fn precision_of(code: i64) -> Option<SheetPrecision> {
+    let code = u32::try_from(code).ok()?;
+    Some(match code {
+        ffi::LAB_FP64 => SheetPrecision::Fp64,
+        ffi::LAB_FP64_TENSOR => SheetPrecision::Fp64Tensor,
+        ffi::LAB_FP32 => SheetPrecision::Fp32,
+        ffi::LAB_FP16 => SheetPrecision::Fp16,
+        ffi::LAB_TF32 => SheetPrecision::Tf32,
+        ffi::LAB_FP16_F16ACC => SheetPrecision::Fp16F16Acc,
+        ffi::LAB_FP16_F32ACC => SheetPrecision::Fp16F32Acc,
+        ffi::LAB_BF16_F32ACC => SheetPrecision::Bf16F32Acc,
+        ffi::LAB_FP8_F32ACC => SheetPrecision::Fp8F32Acc,
+        ffi::LAB_INT8 => SheetPrecision::Int8,
+        _ => return None,
+    })
+}
+
+/// Products summed into one element of D by one mma instruction (its K), for Tensor Core codes.
+fn mma_k(p: SheetPrecision) -> Option<f64> {
+    match p {
+        SheetPrecision::Tf32 => Some(8.0),
+        SheetPrecision::Fp16F16Acc | SheetPrecision::Fp16F32Acc | SheetPrecision::Bf16F32Acc => Some(16.0),
+        SheetPrecision::Int8 | SheetPrecision::Fp8F32Acc => Some(32.0),
+        _ => None,
+    }
+}
+
+/// fp8 e4m3 bits of `x`, for the normal values the family draws (exact or None).
+pub fn e4m3_bits(x: f64) -> Option<u8> {
+    let sign = if x < 0.0 { 0x80u8 } else { 0 };
+    let m = x.abs();
+    let e = m.log2().floor() as i32;
+    let frac = m / 2f64.powi(e) - 1.0;
+    let mant = frac * 8.0;
+    let biased = e + 7;
+    ((1..=15).contains(&biased) && mant.fract() == 0.0 && mant < 8.0).then_some(sign | ((biased.clamp(0, 15) as u8) << 3) | mant as u8)
+}
+
+/// The inputs of one precision, drawn from `seed`: register images for the kernel and what
+/// each accumulator gains per task (`step`) from where it starts (`starts`).
+pub struct Inputs {
+    pub words: Vec<u64>,
+    pub starts: Vec<f64>,
+    pub step: f64,
+}
+
+/// Values every format the family uses holds exactly: multiples of 1/8 in [1/4, 1].
+const EIGHTHS: [f64; 7] = [0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0];
+
+pub fn inputs(p: SheetPrecision, chains: usize, seed: u64) -> Option<Inputs> {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    let mut pick = |set: &[f64]| set[rng.random_range(0..set.len())];
+    let c = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
+    let pair16 = |x: u16| (x as u64) << 16 | x as u64;
+    let quad8 = |x: u8| u32::from_ne_bytes([x; 4]) as u64;
+    Some(match p {
+        SheetPrecision::Fp32 | SheetPrecision::Fp64 => {
+            let b = pick(&EIGHTHS);
+            let bits = |x: f64| if p == SheetPrecision::Fp32 { (x as f32).to_bits() as u64 } else { x.to_bits() };
+            let mut words = vec![bits(1.0), bits(b), bits(-b)];
+            words.extend((0..chains).map(|j| bits(c + j as f64)));
+            Inputs { words, starts: (0..chains).map(|j| c + j as f64).collect(), step: b }
+        }
+        SheetPrecision::Fp16 => {
+            // Two lanes per register: the low starts at c + j, the high half a unit above.
+            let b = pick(&[0.25, 0.5]);
+            let h = |lo: f64, hi: f64| (f16::from_f64(hi).to_bits() as u64) << 16 | f16::from_f64(lo).to_bits() as u64;
+            let mut words = vec![h(1.0, 1.0), h(b, b), h(-b, -b)];
+            words.extend((0..chains).map(|j| h(c + j as f64, c + j as f64 + 0.5)));
+            let starts = (0..chains).flat_map(|j| [c + j as f64, c + j as f64 + 0.5]).collect();
+            Inputs { words, starts, step: b }
+        }
+        _ => {
+            let k = mma_k(p)?;
+            // fp16 accumulate stays exact only for small sums: 16ab in {1, 2, 4}.
+            let set: &[f64] = match p {
+                SheetPrecision::Fp16F16Acc => &[0.25, 0.5],
+                SheetPrecision::Int8 => &[1.0, 2.0, 3.0],
+                SheetPrecision::Fp8F32Acc => &[0.5, 0.625, 0.75, 0.875, 1.0],
+                _ => &EIGHTHS,
+            };
+            let (a, b) = (pick(set), pick(set));
+            let image = |x: f64| -> Option<u64> {
+                Some(match p {
+                    SheetPrecision::Fp16F16Acc | SheetPrecision::Fp16F32Acc => pair16(f16::from_f64(x).to_bits()),
+                    SheetPrecision::Bf16F32Acc => pair16(bf16::from_f64(x).to_bits()),
+                    SheetPrecision::Tf32 => (x as f32).to_bits() as u64,
+                    SheetPrecision::Int8 => quad8(x as i8 as u8),
+                    SheetPrecision::Fp8F32Acc => quad8(e4m3_bits(x)?),
+                    _ => return None,
+                })
+            };
+            let acc = match p {
+                SheetPrecision::Fp16F16Acc => pair16(f16::from_f64(c).to_bits()),
+                SheetPrecision::Int8 => c as i32 as u32 as u64,
+                _ => (c as f32).to_bits() as u64,
+            };
+            // Four accumulator elements per thread and chain, whatever the register packing.
+            Inputs { words: vec![image(a)?, image(b)?, image(-b)?, acc], starts: vec![c; 4 * chains], step: k * a * b }
+        }
+    })
+}
+
+/// Tasks warp `w` of `warps` runs when task t goes to warp t mod warps.
+pub fn tasks_of(w: u64, warps: u64, tasks: u64) -> u64 {
+    if w >= tasks {
+        0
+    } else {
+        (tasks - w).div_ceil(warps)
+    }
+}
+
+impl Family for Peak {
+    fn name(&self) -> &'static str {
+        "peak"
+    }
+    fn baseline(&self) -> Option<&'static str> {
+        None
+    }
+    fn precision(&self) -> Precision {
+        Precision::Exact
+    }
+    fn unit(&self) -> Unit {
+        Unit::Tflops
+    }
+    fn dims(&self) -> &'static [&'static str] {
+        &["tasks"]
+    }
+    /// 2^18 tasks: 2-8 ms a launch on an H200 for every precision.
+    fn default_sizes(&self, quick: bool) -> Vec<Shape> {
+        vec![Shape(vec![if quick { 1 << 15 } else { 1 << 18 }])]
+    }
+    fn parse_size(&self, text: &str) -> std::result::Result<Shape, String> {
+        Ok(Shape(vec![parse_count(text, "task count")?]))
+    }
+    fn work(&self, shape: &Shape, config: Option<&Config>) -> Work {
+        let per_task = config.map_or(0.0, |c| ["ITERS", "CHAINS", "OPS"].iter().map(|d| c.define(d).unwrap_or(0) as f64).product::<f64>());
+        Work { flops: shape.0[0] as f64 * per_task, bytes_read: 0.0, bytes_written: 0.0 }
+    }
+    /// The spec sheet's dense rate for this precision, where the sheet has the device.
+    fn peak(&self, dev: &DeviceInfo, config: Option<&Config>) -> Option<f64> {
+        let p = precision_of(config?.define("PREC")?)?;
+        sheet::for_device(&dev.name, dev.sms)?.rate(p)
+    }
+    fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
+        // The largest persistent grid: 32 blocks of 1024 threads per SM.
+        let threads = gpu.info.sms as usize * 32 * 1024;
+        Ok(Box::new(PeakCase {
+            tasks: shape.0[0],
+            seed,
+            // SAFETY: poisoned before every launch.
+            out: unsafe { gpu.stream.alloc::<f32>(threads) }?,
+            // SAFETY: written by every launch before the kernel reads it.
+            inputs: unsafe { gpu.stream.alloc::<u64>(32) }?,
+            launched: None,
+        }))
+    }
+}
+
+/// What the last launch ran: its precision's inputs, and its grid's threads.
+struct Launched {
+    inputs: Inputs,
+    threads: u64,
+}
+
+struct PeakCase {
+    tasks: u64,
+    seed: u64,
+    out: CudaSlice<f32>,
+    inputs: CudaSlice<u64>,
+    launched: Option<Launched>,
+}
+
+impl Case for PeakCase {
+    fn poison(&mut self, gpu: &Gpu) -> Result<()> {
+        poison(gpu, &mut self.out)
+    }
+
+    fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
+        let code = kernel.define("PREC")?;
+        let p = precision_of(code).ok_or_else(|| LabError::Usage(format!("PREC = {code} is not a LAB_* precision of lab.h")))?;
+        let chains = kernel.define("CHAINS")? as usize;
+        let inp =
+            inputs(p, chains, self.seed).ok_or_else(|| LabError::Usage(format!("the peak family has no inputs for {}", p.label())))?;
+        gpu.stream.memcpy_htod(&inp.words, &mut self.inputs)?;
+        let blocks = gpu.info.sms * (kernel.define("BLOCKS_PER_SM")? as u32).min(kernel.blocks_per_sm()?).max(1);
+        self.launched = Some(Launched { inputs: inp, threads: blocks as u64 * kernel.config.threads() as u64 });
+        let (out, _o) = self.out.device_ptr_mut(&gpu.stream);
+        let (inputs, _i) = {
+            use cudarc::driver::DevicePtr;
+            self.inputs.device_ptr(&gpu.stream)
+        };
+        let args = lab_peak_args { out, inputs, tasks: self.tasks };
+        // SAFETY: peak kernels take lab_peak_args; out holds a float for every thread of the grid
+        // (at most 32 blocks of 1024 threads per SM) and inputs the 32 words they may read.
+        unsafe { kernel.launch(&gpu.stream, (blocks, 1, 1), &args) }
+    }
+
+    fn launch_baseline(&mut self, _gpu: &Gpu) -> Result<()> {
+        Err(LabError::Usage("the peak family has no baseline".into()))
+    }
+
+    /// Thread i of warp w: the sum over its accumulators of start + tasks_of(w) x step.
+    fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
+        let l = self.launched.as_ref().ok_or_else(|| LabError::Usage("checked before a launch".into()))?;
+        let out = gpu.stream.clone_dtoh(&self.out)?;
+        let warps = l.threads / 32;
+        let start: f64 = l.inputs.starts.iter().sum();
+        let n = l.inputs.starts.len() as f64;
+        let (tasks, step) = (self.tasks, l.inputs.step);
+        let want = (0..l.threads as usize).map(move |i| (i, start + n * step * tasks_of(i as u64 / 32, warps, tasks) as f64));
+        Ok(verify::check(&out[..l.threads as usize], want, precision))
+    }
+}
