@@ -192,8 +192,13 @@ fn every_family_has_sizes_work_and_a_manifest() {
         assert!(!fam.default_sizes(false).is_empty() && !fam.default_sizes(true).is_empty(), "{}", fam.name());
         assert!(registry::families().contains(&fam.name()), "{} has no manifest", fam.name());
         for s in fam.default_sizes(false) {
-            let w = fam.work(&s, None);
-            assert!(w.bytes_read > 0.0, "{} {s}", fam.name());
+            if fam.baseline().is_some() {
+                assert!(fam.work(&s, None).bytes_read > 0.0, "{} {s}: the baseline reads", fam.name());
+            }
+            for v in registry::VARIANTS.iter().filter(|v| v.family == fam.name()) {
+                let w = fam.work(&s, Some(&v.config()));
+                assert!(w.flops + w.bytes_read + w.bytes_written > 0.0, "{} {s}: no declared work", v.name);
+            }
         }
     }
     let t = families::get("transpose").unwrap();
