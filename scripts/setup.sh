@@ -26,6 +26,14 @@ else
     .toolkit/nvidia/cu13/bin/nvcc --version | tail -n 2
 fi
 
+# NVRTC 12.9 compiles the variants declared for sm_70, which CUDA 13 dropped (src/legacy.rs).
+if [ -n "${KERNEL_LAB_NVRTC12:-}" ] || [ -e .toolkit/cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ]; then
+    echo "setup: NVRTC 12 found"
+else
+    echo "setup: installing NVRTC 12.9 from PyPI into .toolkit/cu12 (for sm_70)"
+    python3 -m pip install --quiet --no-deps --target .toolkit/cu12 nvidia-cuda-nvrtc-cu12==12.9.86
+fi
+
 if [ -n "${LIBCLANG_PATH:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so' \
     || ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1; then
     echo "setup: libclang found"

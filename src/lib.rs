@@ -7,6 +7,7 @@
 //! - [`resources`]: registers / shared memory / spills from ptxas's report (shared with build.rs)
 //! - [`ffi`]: the bindgen types of `csrc/include/lab.h`, the kernels' argument structs
 //! - [`jit`]: compiling a variant again at run time in another configuration (NVRTC)
+//! - [`legacy`]: compiling for architectures the toolkit dropped (sm_70, with NVRTC 12)
 //! - [`registry`]: the variants compiled into this binary; lookup and filters
 //! - [`device`]: what the running GPU reports; the GPU handle (context, stream, cuBLAS)
 //! - [`families`]: per family: inputs, f64 reference, launches, declared work, what it can run
@@ -28,6 +29,7 @@ pub mod expr;
 pub mod families;
 pub mod ffi;
 pub mod jit;
+pub mod legacy;
 pub mod manifest;
 pub mod registry;
 pub mod report;

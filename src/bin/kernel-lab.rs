@@ -337,10 +337,33 @@ fn report_cmd(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The variants declared for an architecture the toolkit dropped, compiled now with NVRTC 12.
+fn legacy_resources(sm: u32, why: &str) -> Result<ExitCode> {
+    let nvrtc = kernel_lab::legacy::Nvrtc::load().map_err(|e| anyhow::anyhow!("{e} (nvcc does not build sm_{sm}: {why})"))?;
+    let mut t = table(&["family", "variant", "arch", "registers", "smem bytes", "stack bytes", "spill stores", "spill loads"]);
+    for v in kernel_lab::legacy::declared_for(sm) {
+        let u = nvrtc.usage(v, sm)?;
+        t.add_row(vec![
+            v.family.to_string(),
+            v.name.to_string(),
+            format!("sm_{sm}"),
+            u.registers.to_string(),
+            u.smem_bytes.to_string(),
+            u.stack_bytes.to_string(),
+            u.spill_stores.to_string(),
+            u.spill_loads.to_string(),
+        ]);
+    }
+    println!("{t}");
+    println!("compiled now with NVRTC {}.{} (nvcc {} does not build sm_{sm})", nvrtc.version.0, nvrtc.version.1, BUILD.nvcc_version);
+    Ok(ExitCode::SUCCESS)
+}
+
 fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<ExitCode> {
     if let Some(a) = arch_filter {
         if let Some((_, why)) = BUILD.skipped.iter().find(|(sm, _)| *sm == a) {
-            bail!("no variant was built for {a}: {why}");
+            let sm = a.trim_start_matches("sm_").parse::<u32>().with_context(|| format!("'{a}' is not sm_XY"))?;
+            return legacy_resources(sm, why);
         }
         if !VARIANTS.iter().any(|v| v.resources.iter().any(|(t, _)| *t == a)) {
             let built: Vec<&str> = BUILD.archs.to_vec();
