@@ -13,6 +13,7 @@
 //! - [`families`]: per family: inputs, f64 reference, launches, declared work, what it can run
 //! - [`verify`]: error norms and the tolerance of each precision
 //! - [`stats`]: summaries of timing samples
+//! - [`telemetry`]: NVML clocks, power, temperature, throttling and energy while variants are timed
 //! - [`timing`]: CUDA-event timing with warm-up and an L2 flush before every sample
 //! - [`tune`]: the search over a variant's tunable constants (children compile with NVRTC)
 //! - [`runner`]: verify, then time, then verify again, for every variant and baseline
@@ -38,6 +39,7 @@ pub mod runner;
 pub mod sheet;
 pub mod stats;
 pub mod store;
+pub mod telemetry;
 pub mod timing;
 pub mod transfers;
 pub mod tune;

@@ -47,10 +47,19 @@ fn pct_text(v: f64) -> String {
     format!("{:.0}%", 100.0 * v)
 }
 
+/// The rate per watt of board power while it was timed (TFLOP/s per W is TFLOP per joule).
+pub fn per_watt(e: &Entry) -> Option<f64> {
+    Some(e.rate? / e.telemetry.as_ref().map(|t| t.power_w).filter(|&w| w > 0.0)?)
+}
+
 /// What the status column says.
 fn note(e: &Entry) -> String {
     match e.status {
-        Status::Ok => "ok".to_string(),
+        Status::Ok => match e.telemetry.as_ref().filter(|t| t.throttled()) {
+            Some(t) => format!("ok, throttled ({}){}", t.throttle.join(", "), if e.remeasured { " twice" } else { "" }),
+            None if e.remeasured => "ok (re-timed: the first timing throttled)".to_string(),
+            None => "ok".to_string(),
+        },
         Status::Failed => format!("FAILED: {}", e.reason.as_deref().unwrap_or("")),
         Status::Skipped => format!("skipped: {}", e.reason.as_deref().unwrap_or("")),
     }
@@ -82,7 +91,7 @@ pub fn bench_tables(entries: &[Entry], markdown: bool) -> String {
         let rows: Vec<&Entry> = entries.iter().filter(|e| e.family == fam).collect();
         let unit = rows[0].unit.label();
         let mut t = new_table(
-            ["variant", "config", "shape", "median ms", "spread", unit, "vs baseline", "% peak", "error", "status"]
+            ["variant", "config", "shape", "median ms", "spread", unit, "vs baseline", "% peak", "W", "per W", "MHz", "error", "status"]
                 .map(String::from)
                 .to_vec(),
             markdown,
@@ -97,6 +106,9 @@ pub fn bench_tables(entries: &[Entry], markdown: bool) -> String {
                 opt(e.rate, rate_text),
                 opt(e.vs_baseline, ratio_text),
                 opt(e.vs_peak, pct_text),
+                opt(e.telemetry.as_ref(), |t| format!("{:.0}", t.power_w)),
+                opt(per_watt(e), |r| format!("{r:.3}")),
+                opt(e.telemetry.as_ref(), |t| t.sm_mhz_median.to_string()),
                 opt(e.verify.as_ref(), |c| format!("{:.1e}", c.error)),
                 note(e),
             ]);

@@ -14,6 +14,7 @@ use crate::jit;
 use crate::registry::{self, VariantSpec};
 use crate::stats::Summary;
 use crate::store::{Entry, Status, TuneRecord};
+use crate::telemetry::{Sampler, Telemetry};
 use crate::timing::{Policy, Timer};
 use crate::verify::Check;
 
@@ -237,6 +238,8 @@ pub fn measure(
         peak,
         vs_peak: None,
         source_hash: None,
+        telemetry: None,
+        remeasured: false,
     };
     let kernel = match subject {
         Subject::Baseline => {
@@ -300,10 +303,25 @@ pub fn measure(
     e.status = Status::Ok;
     let Some(timer) = timer else { return Ok(e) };
 
-    let samples = match timer.samples(gpu, policy, &mut || launch(case, gpu, k)) {
+    // Timed with NVML watching; a run that throttled is timed once more, and flagged if it
+    // throttles again.
+    let mut timed = |timer: &mut Timer| -> Result<(Vec<f64>, Option<Telemetry>)> {
+        let sampler = Sampler::start(gpu.info.ordinal as u32);
+        let samples = timer.samples(gpu, policy, &mut || launch(case, gpu, k))?;
+        Ok((samples, sampler.and_then(Sampler::finish)))
+    };
+    let (mut samples, mut telemetry) = match timed(timer) {
         Ok(s) => s,
         Err(err) => return Ok(failed(e, format!("timed launches failed: {err}"))),
     };
+    if telemetry.as_ref().is_some_and(Telemetry::throttled) {
+        (samples, telemetry) = match timed(timer) {
+            Ok(s) => s,
+            Err(err) => return Ok(failed(e, format!("timed launches failed: {err}"))),
+        };
+        e.remeasured = true;
+    }
+    e.telemetry = telemetry;
     let after = case.check(gpu, precision)?;
     let (passed, detail) = (after.passed(), after.describe());
     e.verify_after = Some(after);

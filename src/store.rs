@@ -137,6 +137,12 @@ pub struct Entry {
     pub peak: Option<f64>,
     pub vs_peak: Option<f64>,
     pub source_hash: Option<String>,
+    /// NVML's view of the timed launches (absent without NVML, and in files from before it).
+    #[serde(default)]
+    pub telemetry: Option<crate::telemetry::Telemetry>,
+    /// The first timing saw throttling, so the launches were timed once more (this is that run).
+    #[serde(default)]
+    pub remeasured: bool,
 }
 
 impl Entry {

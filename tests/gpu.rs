@@ -73,6 +73,25 @@ fn timing_gives_a_rate_and_checks_again() {
     assert!(t.n >= kernel_lab::timing::FLOOR_SAMPLES && t.median_ms > 0.0);
     assert!(v.verify_after.as_ref().unwrap().passed());
     assert!(v.rate.unwrap() > 0.0 && v.vs_baseline.unwrap() > 0.0);
+    // GPU machines have NVML: the timed launches carry clocks and power.
+    let t = v.telemetry.as_ref().expect("NVML telemetry with a timed entry");
+    assert!(t.readings > 0 && t.sm_mhz_median > 0 && t.power_w > 0.0, "{t:?}");
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn the_peak_family_is_measured_against_the_sheet() {
+    let mut gpu = gpu();
+    let opts = Options { filter: Some("peak_01_simt_fma_fp32".into()), quick: true, time: true, ..Options::default() };
+    let plans = runner::plan(&opts).unwrap();
+    let entries = runner::run(&mut gpu, &plans, &opts, 5).unwrap();
+    let e = entries.iter().find(|e| e.variant == "peak_01_simt_fma_fp32").unwrap();
+    assert_eq!(e.status, Status::Ok, "{:?}", e.reason);
+    assert!(!entries.iter().any(|e| e.baseline), "the peak family has no vendor baseline");
+    if kernel_lab::sheet::for_device(&gpu.info.name, gpu.info.sms).is_some() {
+        let pct = e.vs_peak.expect("a sheet GPU has a dense fp32 rate");
+        assert!(pct > 0.2 && pct < 1.3, "fp32 FMA at {:.0}% of the sheet", 100.0 * pct);
+    }
 }
 
 #[test]

@@ -65,6 +65,8 @@ fn entry(variant: &str, shape: &str, nan: bool) -> Entry {
         peak: Some(67.0),
         vs_peak: Some(0.03),
         source_hash: Some("00ff".into()),
+        telemetry: None,
+        remeasured: false,
     }
 }
 
