@@ -16,6 +16,7 @@
 //! - [`telemetry`]: NVML clocks, power, temperature, throttling and energy while variants are timed
 //! - [`timing`]: CUDA-event timing with warm-up and an L2 flush before every sample
 //! - [`tune`]: the search over a variant's tunable constants (children compile with NVRTC)
+//! - [`roofline`]: measured ceilings, each variant by its intensity, bounds on the sheet's GPUs, the SVG plot
 //! - [`runner`]: verify, then time, then verify again, for every variant and baseline
 //! - [`transfers`]: host <-> device copies, pageable and pinned, and copy/compute overlap
 //! - [`store`]: the per-device results files (schema, atomic writes, merging)
@@ -35,6 +36,7 @@ pub mod manifest;
 pub mod registry;
 pub mod report;
 pub mod resources;
+pub mod roofline;
 pub mod runner;
 pub mod sheet;
 pub mod stats;

@@ -1,5 +1,6 @@
 //! Tables of results: the bench table per family, the verify table, and stored results side
-//! by side, one column per device, as a terminal table, Markdown, CSV or JSON.
+//! by side, one column per device, as a terminal table, Markdown, CSV, JSON or an HTML page with
+//! each device's roofline.
 
 use comfy_table::{presets, Table};
 use serde_json::json;
@@ -13,6 +14,15 @@ pub enum Format {
     Markdown,
     Csv,
     Json,
+    Html,
+}
+
+/// Prices per sheet GPU name, US dollars, given by the user; the sheet's launch price otherwise.
+pub type Prices = [(String, f64)];
+
+fn price_for(f: &ResultsFile, prices: &Prices) -> Option<f64> {
+    let row = crate::sheet::for_device(&f.device.name, f.device.sms)?;
+    prices.iter().find(|(n, _)| n.eq_ignore_ascii_case(row.name)).map(|p| p.1).or(row.price_usd.map(f64::from))
 }
 
 fn rate_text(v: f64) -> String {
@@ -187,11 +197,106 @@ fn cell(e: Option<&Entry>) -> String {
     }
 }
 
+/// Each device's measured ceilings, its roofline table (per family and shape, the baseline and
+/// the fastest variant) and the same work's bounds on the sheet's GPUs.
+fn roofline_sections(files: &[(String, ResultsFile)], labels: &[String], markdown: bool, prices: &Prices) -> String {
+    use crate::roofline;
+    let mut out = String::new();
+    for ((_, f), label) in files.iter().zip(labels) {
+        let c = roofline::ceilings(f);
+        let pts = roofline::headline(&roofline::points(f));
+        let roofs: Vec<String> = c
+            .compute
+            .iter()
+            .map(|(p, r)| format!("{} {r:.1} TFLOP/s", p.label()))
+            .chain(c.dram_gbs.map(|b| format!("DRAM {b:.0} GB/s")))
+            .chain(c.l2_gbs.map(|b| format!("L2 {b:.0} GB/s")))
+            .collect();
+        out.push_str(&format!("{label}: measured ceilings: {}\n", if roofs.is_empty() { "none yet".into() } else { roofs.join(", ") }));
+        if pts.is_empty() {
+            continue;
+        }
+        let mut t = new_table(roofline::TABLE_HEADER.map(String::from).to_vec(), markdown);
+        for row in roofline::table_rows(&c, &pts, price_for(f, prices)) {
+            t.add_row(row);
+        }
+        out.push_str(&format!("{label}: roofline\n{t}\n"));
+        let (header, rows) = roofline::bounds_rows(&pts);
+        let mut b = new_table(header, markdown);
+        for row in rows {
+            b.add_row(row);
+        }
+        out.push_str(&format!("{label}: the same work on the sheet's GPUs: attainable bounds (TFLOP/s), not measurements\n{b}\n"));
+    }
+    out
+}
+
+fn esc(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+fn html_table(header: &[String], rows: &[Vec<String>]) -> String {
+    let head: String = header.iter().map(|h| format!("<th>{}</th>", esc(h))).collect();
+    let body: String =
+        rows.iter().map(|r| format!("<tr>{}</tr>\n", r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect::<String>())).collect();
+    format!("<table>\n<tr>{head}</tr>\n{body}</table>\n")
+}
+
+/// One page: the side-by-side table, then per device its ceilings, roofline plot and tables.
+fn html_page(files: &[(String, ResultsFile)], labels: &[String], keys: &[(String, String, String)], prices: &Prices) -> String {
+    use crate::roofline;
+    let mut header = vec!["family".to_string(), "shape".to_string(), "variant".to_string()];
+    header.extend(labels.iter().cloned());
+    let rows: Vec<Vec<String>> = keys
+        .iter()
+        .map(|k| {
+            let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone()];
+            row.extend(files.iter().map(|(_, f)| cell(find(f, k))));
+            row
+        })
+        .collect();
+    let mut body = format!("<h1>kernel-lab report</h1>\n<h2>Side by side</h2>\n{}", html_table(&header, &rows));
+    for ((path, f), label) in files.iter().zip(labels) {
+        let c = roofline::ceilings(f);
+        let all = roofline::points(f);
+        let pts = roofline::headline(&all);
+        body.push_str(&format!("<h2>{}</h2>\n<p>{}</p>\n", esc(label), esc(path)));
+        body.push_str(&roofline::svg(&format!("{label}: measured roofline"), &c, &all));
+        body.push_str(&html_table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(&c, &pts, price_for(f, prices))));
+        let (h, r) = roofline::bounds_rows(&pts);
+        body.push_str("<p>The same work on the spec sheet's GPUs: attainable bounds, not measurements.</p>\n");
+        body.push_str(&html_table(&h, &r));
+        let text = roofline_free_text(f, label);
+        if !text.is_empty() {
+            body.push_str(&format!("<pre>{}</pre>\n", esc(&text)));
+        }
+    }
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kernel-lab report</title><style>\
+         body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;font-size:12px;margin:1em 0}}\
+         td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}</style></head><body>\n{body}</body></html>\n"
+    )
+}
+
+/// A file's run notes, tuning heat maps and host transfers, as text.
+fn roofline_free_text(f: &ResultsFile, label: &str) -> String {
+    let mut out: String = f.runs.iter().flat_map(|r| r.notes.iter().map(move |n| format!("{label}: {n}\n"))).collect();
+    for m in f.tuning.iter().filter_map(|r| heatmap(r, false)) {
+        out.push_str(&m);
+        out.push('\n');
+    }
+    if let Some(t) = &f.transfers {
+        out.push_str(&transfers_table(t, false));
+    }
+    out
+}
+
 /// Stored results side by side, one column per device.
-pub fn side_by_side(files: &[(String, ResultsFile)], format: Format) -> String {
+pub fn side_by_side(files: &[(String, ResultsFile)], format: Format, prices: &Prices) -> String {
     let labels = labels(files);
     let keys = row_keys(files);
     match format {
+        Format::Html => html_page(files, &labels, &keys, prices),
         Format::Table | Format::Markdown => {
             let mut header = vec!["family".to_string(), "shape".to_string(), "variant".to_string()];
             header.extend(labels.iter().cloned());
@@ -230,10 +335,11 @@ pub fn side_by_side(files: &[(String, ResultsFile)], format: Format) -> String {
                 })
                 .collect();
             format!(
-                "{t}\n{}\n{}{}{transfers}",
+                "{t}\n{}\n{}{}{transfers}{}",
                 runs.join("\n"),
                 notes.iter().map(|n| format!("{n}\n")).collect::<String>(),
-                maps.join("\n")
+                maps.join("\n"),
+                roofline_sections(files, &labels, format == Format::Markdown, prices)
             )
         }
         Format::Csv => {

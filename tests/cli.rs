@@ -109,14 +109,25 @@ fn report_renders_every_format() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    for format in ["table", "markdown", "csv", "json"] {
-        let mut args = vec!["report", "--format", format];
+    for format in ["table", "markdown", "csv", "json", "html"] {
+        let mut args = vec!["report", "--format", format, "--price", "H200 SXM=30000"];
         args.extend(committed.iter().map(|p| p.to_str().unwrap()));
         let out = lab(&args, dir.path());
         assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.contains("cuBLAS SGEMM") && text.contains("sgemm_01_naive"), "{format}: {text}");
+        if format == "html" {
+            assert!(text.contains("<svg") && text.contains("bounds"), "the page has the roofline and the sheet's bounds");
+        }
+        if format == "markdown" {
+            assert!(text.contains("measured ceilings") && text.contains("RTX 4090 bound"), "{text}");
+        }
     }
+    let file = committed[0].to_str().unwrap();
+    one_line_error(&["report", file, "--price", "H200 SXM=-3"], "not a positive number of dollars");
+    one_line_error(&["report", file, "--price", "H200 SXM=free"], "not a positive number of dollars");
+    one_line_error(&["report", file, "--price", "H900=3"], "no GPU 'H900' in the sheet");
+    one_line_error(&["report", file, "--price", "H200 SXM"], "expected GPU=USD");
 }
 
 #[test]

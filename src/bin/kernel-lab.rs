@@ -50,6 +50,10 @@ enum Cmd {
         files: Vec<PathBuf>,
         #[arg(long, value_enum, default_value = "table")]
         format: Format,
+        /// A price for performance per dollar, "GPU=USD" with a GPU of the sheet (repeatable);
+        /// without one the sheet's launch price is used where it has one.
+        #[arg(long = "price")]
+        prices: Vec<String>,
     },
     /// Search a family's tunable constants on this GPU; store the best per variant and shape.
     Tune {
@@ -196,7 +200,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Cmd::List { family } => list(family.as_deref()),
         Cmd::Verify(args) => verify(&args),
         Cmd::Bench { run, results_dir, markdown } => bench(&run, &results_dir, markdown),
-        Cmd::Report { files, format } => report_cmd(&files, format),
+        Cmd::Report { files, format, prices } => report_cmd(&files, format, &prices),
         Cmd::Resources { arch, results_dir } => resources(arch.as_deref(), &results_dir),
         Cmd::Tune { family, filter, sizes, budget, top, results_dir, seed, gpu } => {
             tune(&family, filter.as_deref(), &sizes, budget, top, &results_dir, seed, gpu)
@@ -331,9 +335,20 @@ fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<ExitCode> {
     Ok(summarise(&entries))
 }
 
-fn report_cmd(paths: &[PathBuf], format: Format) -> Result<ExitCode> {
+/// "GPU=USD": a GPU of the sheet and a positive price.
+fn parse_price(text: &str) -> Result<(String, f64)> {
+    let (name, usd) = text.split_once('=').with_context(|| format!("--price '{text}': expected GPU=USD, e.g. \"RTX 4090=1599\""))?;
+    let gpu = kernel_lab::sheet::find(name.trim()).map_err(|e| anyhow::anyhow!("--price: {e}"))?;
+    match usd.trim().parse::<f64>() {
+        Ok(p) if p.is_finite() && p > 0.0 => Ok((gpu.name.to_string(), p)),
+        _ => bail!("--price '{text}': '{}' is not a positive number of dollars", usd.trim()),
+    }
+}
+
+fn report_cmd(paths: &[PathBuf], format: Format, prices: &[String]) -> Result<ExitCode> {
+    let prices = prices.iter().map(|p| parse_price(p)).collect::<Result<Vec<_>>>()?;
     let files = paths.iter().map(|p| Ok((p.display().to_string(), store::load(p)?))).collect::<Result<Vec<_>, LabError>>()?;
-    print!("{}", report::side_by_side(&files, format));
+    print!("{}", report::side_by_side(&files, format, &prices));
     Ok(ExitCode::SUCCESS)
 }
 

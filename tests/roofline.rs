@@ -1,0 +1,42 @@
+//! The roofline from a committed results file: ceilings, intensities, bounds and the plot.
+
+use kernel_lab::roofline::{self, Ceilings};
+use kernel_lab::sheet::Precision;
+use kernel_lab::store;
+
+fn h200() -> store::ResultsFile {
+    store::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/results/nvidia-h200-sm_90.json"))).unwrap()
+}
+
+#[test]
+fn ceilings_points_and_bounds() {
+    let mut f = h200();
+    // A peak-family entry as the peak family stores one: its configuration names PREC.
+    let mut peak = f.entries.iter().find(|e| e.family == "sgemm" && !e.baseline && e.rate.is_some()).unwrap().clone();
+    (peak.family, peak.variant, peak.config, peak.rate) =
+        ("peak".into(), "peak_01_simt_fma_fp32".into(), "block 256 PREC=2 OPS=64".into(), Some(60.0));
+    f.entries.push(peak);
+    let c = roofline::ceilings(&f);
+    assert_eq!(c.of(Precision::Fp32), Some(60.0));
+    assert!(c.dram_gbs.unwrap() > 3000.0 && c.l2_gbs.unwrap() > c.dram_gbs.unwrap(), "{c:?}");
+
+    let pts = roofline::points(&f);
+    let p = pts.iter().find(|p| p.baseline && p.shape == "4096x4096x4096").expect("cuBLAS at 4096");
+    assert!((p.intensity - 2.0 * 4096.0 / 12.0).abs() < 0.01, "2mnk / 4(mk + kn + mn): {}", p.intensity);
+    assert!(p.tflops > 10.0, "{}", p.tflops);
+    assert!(!pts.iter().any(|p| p.family == "peak"), "the peak loops are ceilings, not points");
+
+    // Bandwidth-bound at low intensity, compute-bound at high.
+    let c = Ceilings { compute: vec![(Precision::Fp32, 60.0)], dram_gbs: Some(4000.0), l2_gbs: None };
+    assert_eq!(c.attainable(Precision::Fp32, 1.0), Some(4.0));
+    assert_eq!(c.attainable(Precision::Fp32, 1000.0), Some(60.0));
+    assert_eq!(c.attainable(Precision::Int8, 1000.0), None);
+
+    let head = roofline::headline(&pts);
+    assert!(head.len() < pts.len() && head.iter().filter(|p| p.shape == "4096x4096x4096").count() == 2, "baseline and best");
+    let (header, rows) = roofline::bounds_rows(&head);
+    assert_eq!(header.len(), 3 + kernel_lab::sheet::GPUS.len());
+    assert!(rows.iter().all(|r| r.len() == header.len()));
+    let svg = roofline::svg("test", &roofline::ceilings(&f), &pts);
+    assert!(svg.starts_with("<svg") && svg.contains("fp32") && svg.contains("DRAM"), "{}", &svg[..200.min(svg.len())]);
+}
