@@ -17,7 +17,13 @@ status=0
 for step in "$@"; do
     echo "=== $step ($(date -u +%H:%M:%S))" | tee -a "$OUT/run.log"
     case "$step" in
-    test-gpu) cmd=(dist/test-gpu --include-ignored) ;;
+    test-gpu)
+        cmd=(dist/test-gpu --include-ignored)
+        if [ "$(nvidia-smi -L | grep -c '^GPU')" -lt 2 ]; then
+            echo "NOTICE: one GPU: the two-GPU tests are SKIPPED" | tee -a "$OUT/run.log"
+            cmd+=(--skip two_gpus)
+        fi
+        ;;
     *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;
     esac
     timeout "$limit" "${cmd[@]}" 2>&1 | tee -a "$OUT/run.log"

@@ -10,6 +10,7 @@
 //! - [`legacy`]: compiling for architectures the toolkit dropped (sm_70, with NVRTC 12)
 //! - [`registry`]: the variants compiled into this binary; lookup and filters
 //! - [`device`]: what the running GPU reports; the GPU handle (context, stream, cuBLAS)
+//! - [`multi`]: several GPUs: links, peer copies, NCCL collectives, data-parallel scaling
 //! - [`families`]: per family: inputs, f64 reference, launches, declared work, what it can run
 //! - [`verify`]: error norms and the tolerance of each precision
 //! - [`stats`]: summaries of timing samples
@@ -33,6 +34,7 @@ pub mod ffi;
 pub mod jit;
 pub mod legacy;
 pub mod manifest;
+pub mod multi;
 pub mod registry;
 pub mod report;
 pub mod resources;

@@ -333,6 +333,9 @@ pub fn side_by_side(files: &[(String, ResultsFile)], format: Format, prices: &Pr
                 .filter_map(|((_, f), l)| {
                     f.transfers.as_ref().map(|t| format!("{l}: host transfers\n{}", transfers_table(t, format == Format::Markdown)))
                 })
+                .chain(files.iter().zip(&labels).filter_map(|((_, f), l)| {
+                    f.multi.as_ref().map(|m| format!("{l}: several GPUs\n{}", multi_tables(m, format == Format::Markdown)))
+                }))
                 .collect();
             format!(
                 "{t}\n{}\n{}{}{transfers}{}",
@@ -497,4 +500,162 @@ pub fn sheet_table(gpus: &[&crate::sheet::Gpu], markdown: bool) -> String {
         t.add_row(row);
     }
     t.to_string()
+}
+
+/// The multi family: the link matrix, peer bandwidth and latency matrices (peer access off and
+/// on), kernel reads of peer memory, NCCL collectives and data-parallel scaling.
+pub fn multi_tables(m: &crate::multi::MultiResults, markdown: bool) -> String {
+    use crate::multi::Collective;
+    let n = m.gpus.len();
+    let head = |first: &str| {
+        let mut h = vec![first.to_string()];
+        h.extend((0..n).map(|j| format!("GPU {j}")));
+        h
+    };
+    let mut out = String::new();
+    let mut links = new_table(head("link (peer access)"), markdown);
+    for i in 0..n {
+        let mut row = vec![format!("GPU {i}")];
+        row.extend((0..n).map(|j| format!("{}{}", m.links[i][j].label(), if i != j && m.can_access_peer[i][j] { " (p2p)" } else { "" })));
+        links.add_row(row);
+    }
+    out.push_str(&format!("{}\n{links}\n", m.gpus.join(", ")));
+    for peer in [false, true] {
+        for bidir in [false, true] {
+            // Both-ways runs are stored once per pair, lower GPU first.
+            let pick = |i: usize, j: usize| {
+                let (a, b) = if bidir { (i.min(j), i.max(j)) } else { (i, j) };
+                m.copies
+                    .iter()
+                    .filter(|c| c.peer_access == peer && c.bidirectional == bidir && c.src == a && c.dst == b)
+                    .max_by_key(|c| c.bytes)
+            };
+            let any = m.copies.iter().any(|c| c.peer_access == peer && c.bidirectional == bidir);
+            if !any {
+                continue;
+            }
+            let what = format!(
+                "GB/s, {}, peer access {}, largest size",
+                if bidir { "both directions at once (row <-> column)" } else { "row -> column" },
+                if peer { "on" } else { "off" }
+            );
+            let mut t = new_table(head(&what), markdown);
+            for i in 0..n {
+                let mut row = vec![format!("GPU {i}")];
+                row.extend((0..n).map(|j| pick(i, j).map(|c| format!("{:.1}", c.gbs)).unwrap_or_else(|| "-".into())));
+                t.add_row(row);
+            }
+            out.push_str(&format!("{t}\n"));
+        }
+        let mut t = new_table(head(&format!("latency us, 4 B, peer access {}", if peer { "on" } else { "off" })), markdown);
+        let mut any = false;
+        for i in 0..n {
+            let mut row = vec![format!("GPU {i}")];
+            row.extend((0..n).map(|j| {
+                m.latency_us
+                    .iter()
+                    .find(|l| (l.0, l.1, l.2) == (i, j, peer))
+                    .map(|l| {
+                        any = true;
+                        format!("{:.1}", l.3)
+                    })
+                    .unwrap_or_else(|| "-".into())
+            }));
+            t.add_row(row);
+        }
+        if any {
+            out.push_str(&format!("{t}\n"));
+        }
+    }
+    let mut sizes = new_table(
+        ["bytes", "peer off, one way", "peer on, one way", "peer off, both ways", "peer on, both ways"].map(String::from).to_vec(),
+        markdown,
+    );
+    let mut byte_list: Vec<u64> = m.copies.iter().filter(|c| !c.bidirectional).map(|c| c.bytes).collect();
+    byte_list.sort_unstable();
+    byte_list.dedup();
+    for b in byte_list {
+        let cell = |peer: bool, bidir: bool| {
+            m.copies
+                .iter()
+                .find(|c| {
+                    c.src == 0
+                        && c.dst == 1
+                        && c.peer_access == peer
+                        && c.bidirectional == bidir
+                        && c.bytes == if bidir { 2 * b } else { b }
+                })
+                .map(|c| format!("{:.1}", c.gbs))
+                .unwrap_or_else(|| "-".into())
+        };
+        sizes.add_row(vec![bytes_text(b), cell(false, false), cell(true, false), cell(false, true), cell(true, true)]);
+    }
+    out.push_str(&format!("GPU 0 -> GPU 1 by size (GB/s; both-ways rows count both directions' bytes)\n{sizes}\n"));
+    if let Some(nv) = m.nvlink_sheet_gbs {
+        let best =
+            |bidir: bool| m.copies.iter().filter(|c| c.peer_access && c.bidirectional == bidir).map(|c| c.gbs).fold(f64::NAN, f64::max);
+        out.push_str(&format!(
+            "against the sheet's NVLink ({nv} GB/s both directions, {} each way): one way {:.0}%, both ways {:.0}%\n",
+            nv / 2,
+            100.0 * best(false) / (nv as f64 / 2.0),
+            100.0 * best(true) / nv as f64
+        ));
+    }
+    if !m.kernel_reads.is_empty() {
+        let mut t =
+            new_table(["from", "to", "bytes", "kernel reads peer memory GB/s", "copy engine GB/s"].map(String::from).to_vec(), markdown);
+        for k in &m.kernel_reads {
+            t.add_row(vec![
+                format!("GPU {}", k.src),
+                format!("GPU {}", k.dst),
+                bytes_text(k.bytes),
+                format!("{:.1}", k.kernel_gbs),
+                format!("{:.1}", k.copy_engine_gbs),
+            ]);
+        }
+        out.push_str(&format!("{t}\n"));
+    }
+    if !m.collectives.is_empty() {
+        let mut t =
+            new_table(["collective", "type", "bytes", "median ms", "algbw GB/s", "busbw GB/s"].map(String::from).to_vec(), markdown);
+        for c in Collective::ALL {
+            for r in m.collectives.iter().filter(|r| r.collective == c) {
+                t.add_row(vec![
+                    c.label().to_string(),
+                    r.dtype.clone(),
+                    bytes_text(r.bytes),
+                    ms_text(r.time.median_ms),
+                    format!("{:.1}", r.algbw_gbs),
+                    format!("{:.1}", r.busbw_gbs),
+                ]);
+            }
+        }
+        out.push_str(&format!("NCCL {} ({} ranks, one process)\n{t}\n", m.nccl_version, n));
+    }
+    if !m.scaling.is_empty() {
+        let mut t =
+            new_table(["GEMM", "GPUs", "global shape", "gradient", "step ms", "spread", "efficiency"].map(String::from).to_vec(), markdown);
+        for s in &m.scaling {
+            t.add_row(vec![
+                s.gemm.clone(),
+                s.gpus.to_string(),
+                s.shape.clone(),
+                bytes_text(s.gradient_bytes),
+                ms_text(s.step.median_ms),
+                format!("{:.1}%", s.step.spread_pct()),
+                opt(s.efficiency, |e| format!("{:.0}%", 100.0 * e)),
+            ]);
+        }
+        out.push_str(&format!("data-parallel step: the GEMM split along the batch, then an all-reduce of the gradient\n{t}\n"));
+    }
+    out
+}
+
+fn bytes_text(b: u64) -> String {
+    match b {
+        b if b >= 1 << 30 && b % (1 << 30) == 0 => format!("{} GiB", b >> 30),
+        b if b >= 1 << 20 && b % (1 << 20) == 0 => format!("{} MiB", b >> 20),
+        b if b >= 1 << 10 && b % (1 << 10) == 0 => format!("{} KiB", b >> 10),
+        b => format!("{b} B"),
+    }
 }

@@ -29,6 +29,9 @@ pub struct ResultsFile {
     /// The last `kernel-lab transfers`.
     #[serde(default)]
     pub transfers: Option<crate::transfers::Transfers>,
+    /// The last `kernel-lab multi` (stored with the first GPU of the set).
+    #[serde(default)]
+    pub multi: Option<crate::multi::MultiResults>,
 }
 
 /// How one tuning candidate ended.
@@ -187,13 +190,20 @@ pub fn merge(existing: Option<ResultsFile>, device: DeviceInfo, mut run: RunInfo
 }
 
 fn empty(device: DeviceInfo) -> ResultsFile {
-    ResultsFile { schema: SCHEMA, device, runs: Vec::new(), entries: Vec::new(), tuning: Vec::new(), transfers: None }
+    ResultsFile { schema: SCHEMA, device, runs: Vec::new(), entries: Vec::new(), tuning: Vec::new(), transfers: None, multi: None }
 }
 
 /// The file with `transfers` set (a new file if there is none).
 pub fn with_transfers(existing: Option<ResultsFile>, device: DeviceInfo, transfers: crate::transfers::Transfers) -> ResultsFile {
     let mut file = existing.unwrap_or_else(|| empty(device.clone()));
     file.transfers = Some(transfers);
+    file.device = device;
+    file
+}
+
+pub fn with_multi(existing: Option<ResultsFile>, device: DeviceInfo, multi: crate::multi::MultiResults) -> ResultsFile {
+    let mut file = existing.unwrap_or_else(|| empty(device.clone()));
+    file.multi = Some(multi);
     file.device = device;
     file
 }

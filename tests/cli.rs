@@ -131,6 +131,16 @@ fn report_renders_every_format() {
 }
 
 #[test]
+fn multi_needs_two_gpus() {
+    if gpu_present() {
+        one_line_error(&["multi", "--gpus", "0"], "needs 2 or more GPUs");
+    } else {
+        one_line_error(&["multi"], "kernel-lab report");
+    }
+    one_line_error(&["multi", "--max-collective", "lots"], "not a positive whole number");
+}
+
+#[test]
 fn the_sheet_prints_and_rejects_unknown_gpus() {
     one_line_error(&["sheet", "RTX 9090"], "no GPU 'RTX 9090' in the sheet");
     let dir = tempfile::tempdir().unwrap();

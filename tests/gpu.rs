@@ -112,3 +112,14 @@ fn a_tuning_candidate_compiles_verifies_and_times() {
     let c = tune::evaluate(&mut gpu, v, &shape, &too_big, 5, &Policy::quick()).unwrap();
     assert_eq!(c.status, CandidateStatus::Rejected, "{c:?}");
 }
+
+#[test]
+#[ignore = "needs two GPUs"]
+fn two_gpus_copy_collect_and_scale_verified() {
+    let mut gpus: Vec<_> = (0..2).map(|i| kernel_lab::device::Gpu::open(i).expect("this test needs two GPUs")).collect();
+    let m = kernel_lab::multi::measure(&mut gpus, &[4 << 10, 16 << 20], &[8, 1 << 20]).unwrap();
+    assert_eq!(m.links.len(), 2);
+    assert!(m.copies.iter().all(|c| c.gbs > 0.0), "every copy was timed (and checked inside measure)");
+    assert_eq!(m.collectives.len(), 4 * 2 * 2, "4 collectives x 2 types x 2 sizes");
+    assert!(m.scaling.iter().any(|s| s.gpus == 2 && s.efficiency.is_some()));
+}

@@ -86,6 +86,22 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         gpu: usize,
     },
+    /// Several GPUs: links, peer copies, NCCL collectives and data-parallel scaling (needs 2+).
+    Multi {
+        /// Which GPUs, e.g. 0,1 (default: all the driver sees).
+        #[arg(long, value_delimiter = ',')]
+        gpus: Vec<usize>,
+        /// Peer copy sizes in bytes, with K/M/G (default 4K to 1G).
+        #[arg(long = "size", value_delimiter = ',')]
+        sizes: Vec<String>,
+        /// Largest collective, bytes with K/M/G (default 1G; sizes run from 8 B up by 4x).
+        #[arg(long, default_value = "1G")]
+        max_collective: String,
+        #[arg(long, default_value = "results")]
+        results_dir: PathBuf,
+        #[arg(long)]
+        markdown: bool,
+    },
     /// The published spec sheet (dense rates; sparse figures are never mixed in), or one GPU's row.
     Sheet {
         /// A GPU of the sheet, e.g. "RTX 4090".
@@ -207,6 +223,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Cmd::Transfers { sizes, results_dir, gpu } => transfers(&sizes, &results_dir, gpu),
         Cmd::Sheet { gpu, markdown } => sheet(gpu.as_deref(), markdown),
+        Cmd::Multi { gpus, sizes, max_collective, results_dir, markdown } => multi(&gpus, &sizes, &max_collective, &results_dir, markdown),
         Cmd::TuneCandidate { variant, size, config, seed, gpu, full } => tune_candidate(&variant, &size, &config, seed, gpu, full),
     }
 }
@@ -236,6 +253,30 @@ fn devices() -> Result<ExitCode> {
     }
     println!("{t}");
     println!("peaks are derived from the reported clocks, bus width and the lab's architecture table");
+    Ok(ExitCode::SUCCESS)
+}
+
+fn multi(ordinals: &[usize], sizes: &[String], max_collective: &str, dir: &Path, markdown: bool) -> Result<ExitCode> {
+    let copy_sizes: Vec<u64> = if sizes.is_empty() {
+        kernel_lab::transfers::default_sizes()
+    } else {
+        sizes.iter().map(|s| families::parse_count(s, "--size").map_err(LabError::Usage)).collect::<Result<_, _>>()?
+    };
+    let max = families::parse_count(max_collective, "--max-collective").map_err(LabError::Usage)?;
+    let collective_sizes: Vec<u64> = std::iter::successors(Some(8u64), |s| Some(s * 4)).take_while(|&s| s <= max).collect();
+    let ordinals: Vec<usize> = if ordinals.is_empty() { (0..device::list()?.len()).collect() } else { ordinals.to_vec() };
+    if ordinals.len() < 2 {
+        bail!("the multi family needs 2 or more GPUs; {} {} available", ordinals.len(), if ordinals.len() == 1 { "is" } else { "are" });
+    }
+    let mut gpus = ordinals.iter().map(|&o| Gpu::open(o)).collect::<Result<Vec<_>, _>>()?;
+    let path = store::path_for(dir, &gpus[0].info);
+    let existing = store::load_existing(&path).context("the results file was left as it is; move it aside to start a new one")?;
+    eprintln!("several GPUs: {}", gpus.iter().map(|g| format!("{} ({})", g.info.name, g.info.ordinal)).collect::<Vec<_>>().join(", "));
+    let m = kernel_lab::multi::measure(&mut gpus, &copy_sizes, &collective_sizes)?;
+    print!("{}", report::multi_tables(&m, markdown));
+    let file = store::with_multi(existing, gpus[0].info.clone(), m);
+    store::write_atomic(&path, &file)?;
+    println!("results: {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
