@@ -10,6 +10,9 @@ pub enum Precision {
     Exact,
     /// fp32 inputs, fp32 arithmetic.
     Fp32,
+    /// fp16 (or bf16) inputs, exact products, fp32 accumulation in Tensor Cores, whose adders
+    /// align and truncate in their own way.
+    Fp16F32Acc,
 }
 
 impl Precision {
@@ -19,6 +22,7 @@ impl Precision {
         match self {
             Precision::Exact => 0.0,
             Precision::Fp32 => 5e-5,
+            Precision::Fp16F32Acc => 1e-3,
         }
     }
 }

@@ -67,6 +67,19 @@ typedef struct lab_gemm_f32_args {
     float beta;
 } lab_gemm_f32_args;
 
+/* tensor family, row-major: C (fp32, m x n) = A (fp16, m x k) * B (fp16, k x n). */
+typedef struct lab_gemm_f16_args {
+    lab_dptr a;
+    lab_dptr b;
+    lab_dptr c;
+    int32_t m;
+    int32_t n;
+    int32_t k;
+    int32_t lda;
+    int32_t ldb;
+    int32_t ldc;
+} lab_gemm_f16_args;
+
 /* peak family: the precision a kernel measures (its PREC define), as the spec sheet names them. */
 #define LAB_FP64 0
 #define LAB_FP64_TENSOR 1

@@ -6,6 +6,7 @@ pub mod memory;
 pub mod peak;
 pub mod reduce;
 pub mod sgemm;
+pub mod tensor;
 pub mod transpose;
 
 use std::fmt;
@@ -138,7 +139,7 @@ pub trait Case {
 
 /// Every family the lab implements.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&memory::Memory, &l2::L2, &reduce::Reduce, &transpose::Transpose, &sgemm::Sgemm, &peak::Peak]
+    vec![&memory::Memory, &l2::L2, &reduce::Reduce, &transpose::Transpose, &sgemm::Sgemm, &tensor::Tensor, &peak::Peak]
 }
 
 pub fn get(name: &str) -> Option<&'static dyn Family> {

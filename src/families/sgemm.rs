@@ -136,7 +136,7 @@ impl Family for Sgemm {
 
 /// The f64 reference: the whole product when it is small, else a sample that always includes
 /// the last row and the last column.
-fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize, seed: u64) -> (Vec<usize>, Vec<f64>) {
+pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize, seed: u64) -> (Vec<usize>, Vec<f64>) {
     if (m as u64) * (n as u64) * (k as u64) <= FULL_REFERENCE_MAX {
         return ((0..m * n).collect(), full_product(a, b, m, n, k));
     }
