@@ -1,0 +1,123 @@
+// Technique: mma.sync m16n8k16 from PTX with ldmatrix, XOR-swizzled shared memory and warp
+//   tiling, fed by a STAGES-deep cp.async pipeline (rung 4; sm_80 and later).
+// Teaches: what WMMA hides. One ldmatrix.x4 fills a warp's whole A fragment (four 8x8 matrices)
+//   and ldmatrix.trans turns row-major B into the column fragments mma wants; the XOR swizzle of
+//   16-byte chunks puts the eight rows an 8x8 load touches in eight different bank groups, with no
+//   padding; each warp owns a WM x WN tile of (WM / 16) x (WN / 8) accumulators.
+// Limits: BK = 32 and BN = 128 (the swizzles assume 4 and 16 chunks a row); k and n multiples of
+//   8; stages in static shared memory (at most 48 KB); the epilogue stores fp32 pairs from
+//   registers with bounds checks.
+#include "cp_async.cuh"
+
+#define THREADS (BLOCK_X)
+#define WARPS (THREADS / 32)
+static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+static_assert(BK == 32 && BN == 128, "the swizzles below are for 32-wide A rows and 128-wide B rows");
+static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "warps tile the block");
+static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte copies per thread");
+static_assert(STAGES >= 2 && STAGES * (BM * BK + BK * BN) * 2 <= 49152, "stages fit in 48 KB");
+
+// Element offsets of 16-byte chunk c of row r, swizzled: A rows hold 4 chunks (64 B), so rows
+// 2 apart share banks and the chunk is XORed with (r / 2) % 4; B rows hold 16 chunks (256 B), all
+// rows share banks, and the chunk is XORed with r % 8.
+__device__ __forceinline__ int a_off(int r, int c) { return r * BK + ((c ^ ((r >> 1) & 3)) << 3); }
+__device__ __forceinline__ int b_off(int r, int c) { return r * BN + ((c ^ (r & 7)) << 3); }
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&d)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+__device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ void load_stage(const lab_gemm_f16_args& p, unsigned short* sa, unsigned short* sb, int row0, int col0,
+                                           int k0) {
+    const unsigned short* A = lab_ptr<const unsigned short>(p.a);
+    const unsigned short* B = lab_ptr<const unsigned short>(p.b);
+#pragma unroll
+    for (int i = 0; i < BM * BK / 8 / THREADS; ++i) {
+        const int v = threadIdx.x + i * THREADS, r = v / (BK / 8), c = v % (BK / 8);
+        const bool ok = row0 + r < p.m && k0 + 8 * c < p.k;
+        lab_cp_async16(sa + a_off(r, c), ok ? A + (size_t)(row0 + r) * p.lda + k0 + 8 * c : A, ok ? 16 : 0);
+    }
+#pragma unroll
+    for (int i = 0; i < BK * BN / 8 / THREADS; ++i) {
+        const int v = threadIdx.x + i * THREADS, r = v / (BN / 8), c = v % (BN / 8);
+        const bool ok = k0 + r < p.k && col0 + 8 * c < p.n;
+        lab_cp_async16(sb + b_off(r, c), ok ? B + (size_t)(k0 + r) * p.ldb + col0 + 8 * c : B, ok ? 16 : 0);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_f16_args p) {
+    __shared__ __align__(128) unsigned short sa[STAGES][BM * BK];
+    __shared__ __align__(128) unsigned short sb[STAGES][BK * BN];
+    constexpr int MT = WM / 16, NT = WN / 8;
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
+    const int tiles = (p.k + BK - 1) / BK;
+    float acc[MT][NT][4];
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+
+#pragma unroll
+    for (int t = 0; t < STAGES - 1; ++t) {
+        if (t < tiles) load_stage(p, sa[t], sb[t], row0, col0, t * BK);
+        lab_cp_async_commit();
+    }
+    for (int t = 0; t < tiles; ++t) {
+        lab_cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        const int next = t + STAGES - 1;
+        if (next < tiles) load_stage(p, sa[next % STAGES], sb[next % STAGES], row0, col0, next * BK);
+        lab_cp_async_commit();
+        const unsigned short* A = sa[t % STAGES];
+        const unsigned short* B = sb[t % STAGES];
+#pragma unroll
+        for (int kk = 0; kk < BK; kk += 16) {
+            unsigned af[MT][4], bf[NT / 2][4];
+            // A: lanes 0-15 give rows 0-15 of the k 0-7 half, lanes 16-31 the k 8-15 half.
+#pragma unroll
+            for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], A + a_off(wr + 16 * i + (lane & 15), (kk >> 3) + (lane >> 4)));
+            // B (row-major k x n), transposed on load: lanes 0-15 give k rows 0-15 of one n8 tile,
+            // lanes 16-31 those of the next.
+#pragma unroll
+            for (int j = 0; j < NT / 2; ++j)
+                ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
+#pragma unroll
+            for (int i = 0; i < MT; ++i)
+#pragma unroll
+                for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[i], bf[j / 2][2 * (j % 2)], bf[j / 2][2 * (j % 2) + 1]);
+        }
+    }
+    lab_cp_async_wait<0>();
+    // Accumulator (i, j): lane holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile.
+    float* C = lab_ptr<float>(p.c);
+    const int g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = row0 + wr + 16 * i + g + 8 * h, c = col0 + wc + 8 * j + 2 * tq;
+                if (r >= p.m) continue;
+                if (c < p.n) C[(size_t)r * p.ldc + c] = acc[i][j][2 * h];
+                if (c + 1 < p.n) C[(size_t)r * p.ldc + c + 1] = acc[i][j][2 * h + 1];
+            }
+}
