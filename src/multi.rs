@@ -236,6 +236,28 @@ fn event(g: &Gpu) -> Result<CudaEvent> {
     Ok(g.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?)
 }
 
+/// Times `work` issued on every GPU's stream: events before and after on each; the slowest
+/// GPU's time, ms.
+fn time_on_all(gpus: &[Gpu], work: &mut dyn FnMut() -> Result<()>) -> Result<f64> {
+    let starts = gpus
+        .iter()
+        .map(|g| {
+            let e = event(g)?;
+            e.record(&g.stream)?;
+            Ok(e)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    work()?;
+    let mut worst: f64 = 0.0;
+    for (g, start) in gpus.iter().zip(&starts) {
+        let end = event(g)?;
+        end.record(&g.stream)?;
+        end.synchronize()?;
+        worst = worst.max(start.elapsed_ms(&end)? as f64);
+    }
+    Ok(worst)
+}
+
 /// Enough repetitions that one sample takes about `target_ms`, from one timed launch.
 fn reps_for(one_ms: f64, target_ms: f64) -> usize {
     ((target_ms / one_ms.max(1e-4)).ceil() as usize).clamp(1, 1000)
@@ -496,23 +518,7 @@ fn collective_runs<T: Elem>(gpus: &[Gpu], comms: &[Comm], sizes: &[u64], out: &m
                 group_end().map(drop).map_err(nccl)
             };
             let time = |recvs: &mut Vec<CudaSlice<T>>, reps: usize| -> Result<f64> {
-                let mut marks = Vec::new();
-                for g in gpus {
-                    let start = event(g)?;
-                    start.record(&g.stream)?;
-                    marks.push(start);
-                }
-                for _ in 0..reps {
-                    issue(recvs)?;
-                }
-                let mut worst: f64 = 0.0;
-                for (g, start) in gpus.iter().zip(&marks) {
-                    let end = event(g)?;
-                    end.record(&g.stream)?;
-                    end.synchronize()?;
-                    worst = worst.max(start.elapsed_ms(&end)? as f64);
-                }
-                Ok(worst / reps as f64)
+                Ok(time_on_all(gpus, &mut || (0..reps).try_for_each(|_| issue(recvs)))? / reps as f64)
             };
             for _ in 0..3 {
                 issue(&mut recvs)?;
@@ -572,33 +578,22 @@ fn scaling_step(gpus: &mut [Gpu], comms: &[Comm], lab_gemm: bool, mnk: (u64, u64
         sums.push(g.stream.alloc_zeros::<f32>(grad_floats)?);
     }
     let mut step = |cases: &mut Vec<Box<dyn families::Case>>| -> Result<f64> {
-        let mut marks = Vec::new();
-        for g in gpus.iter() {
-            let s = event(g)?;
-            s.record(&g.stream)?;
-            marks.push(s);
-        }
-        for (r, g) in gpus.iter().enumerate() {
-            match &kernels[r] {
-                Some(k) => cases[r].launch(g, k)?,
-                None => cases[r].launch_baseline(g)?,
+        time_on_all(gpus, &mut || {
+            for (r, g) in gpus.iter().enumerate() {
+                match &kernels[r] {
+                    Some(k) => cases[r].launch(g, k)?,
+                    None => cases[r].launch_baseline(g)?,
+                }
             }
-        }
-        if g_n > 1 {
-            group_start().map_err(nccl)?;
-            for (r, comm) in comms.iter().enumerate() {
-                comm.all_reduce(&grads[r], &mut sums[r], &ReduceOp::Sum).map_err(nccl)?;
+            if g_n > 1 {
+                group_start().map_err(nccl)?;
+                for (r, comm) in comms.iter().enumerate() {
+                    comm.all_reduce(&grads[r], &mut sums[r], &ReduceOp::Sum).map_err(nccl)?;
+                }
+                group_end().map_err(nccl)?;
             }
-            group_end().map_err(nccl)?;
-        }
-        let mut worst: f64 = 0.0;
-        for (g, s) in gpus.iter().zip(&marks) {
-            let e = event(g)?;
-            e.record(&g.stream)?;
-            e.synchronize()?;
-            worst = worst.max(s.elapsed_ms(&e)? as f64);
-        }
-        Ok(worst)
+            Ok(())
+        })
     };
     for _ in 0..3 {
         step(&mut cases)?;

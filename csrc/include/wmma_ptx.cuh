@@ -60,3 +60,15 @@ __device__ __forceinline__ void lab_store_c_shared(float* p, const lab_frag_c& c
                  "f"(c.x[0]), "f"(c.x[1]), "f"(c.x[2]), "f"(c.x[3]), "f"(c.x[4]), "f"(c.x[5]), "f"(c.x[6]), "f"(c.x[7]), "r"(ld)
                  : "memory");
 }
+
+// Stores fragment `c` at row r0, column c0 of C (m x n, row stride ldc) through `stage`, a warp's
+// 16 x 20 float tile in shared memory, writing only the elements inside C.
+__device__ __forceinline__ void lab_store_c_checked(float* C, int ldc, int m, int n, int r0, int c0, const lab_frag_c& c, float* stage) {
+    lab_store_c_shared(stage, c, 16 + 4);
+    __syncwarp();
+    for (int e = threadIdx.x % 32; e < 256; e += 32) {
+        const int r = r0 + e / 16, col = c0 + e % 16;
+        if (r < m && col < n) C[(size_t)r * ldc + col] = stage[(e / 16) * (16 + 4) + e % 16];
+    }
+    __syncwarp();
+}

@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_02_wmma_smem(lab_ge
     const unsigned short* A = lab_ptr<const unsigned short>(p.a);
     const unsigned short* B = lab_ptr<const unsigned short>(p.b);
     float* C = lab_ptr<float>(p.c);
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    const int warp = threadIdx.x / 32;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     lab_frag_c acc[WM / 16][WN / 16];
@@ -75,14 +75,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_02_wmma_smem(lab_ge
 #pragma unroll
     for (int i = 0; i < WM / 16; ++i)
 #pragma unroll
-        for (int j = 0; j < WN / 16; ++j) {
-            lab_store_c_shared(&s.c[warp][0][0], acc[i][j], 16 + 4);
-            __syncwarp();
-#pragma unroll
-            for (int e = lane; e < 256; e += 32) {
-                const int r = row0 + wr + 16 * i + e / 16, c = col0 + wc + 16 * j + e % 16;
-                if (r < p.m && c < p.n) C[(size_t)r * p.ldc + c] = s.c[warp][e / 16][e % 16];
-            }
-            __syncwarp();
-        }
+        for (int j = 0; j < WN / 16; ++j)
+            lab_store_c_checked(C, p.ldc, p.m, p.n, row0 + wr + 16 * i, col0 + wc + 16 * j, acc[i][j], &s.c[warp][0][0]);
 }

@@ -393,22 +393,26 @@ fn report_cmd(paths: &[PathBuf], format: Format, prices: &[String]) -> Result<Ex
     Ok(ExitCode::SUCCESS)
 }
 
+/// One row of the resources table.
+fn usage_row(v: &registry::VariantSpec, target: &str, u: &kernel_lab::resources::Usage) -> Vec<String> {
+    vec![
+        v.family.to_string(),
+        v.name.to_string(),
+        target.to_string(),
+        u.registers.to_string(),
+        u.smem_bytes.to_string(),
+        u.stack_bytes.to_string(),
+        u.spill_stores.to_string(),
+        u.spill_loads.to_string(),
+    ]
+}
+
 /// The variants declared for an architecture the toolkit dropped, compiled now with NVRTC 12.
 fn legacy_resources(sm: u32, why: &str) -> Result<ExitCode> {
     let nvrtc = kernel_lab::legacy::Nvrtc::load().map_err(|e| anyhow::anyhow!("{e} (nvcc does not build sm_{sm}: {why})"))?;
     let mut t = table(&["family", "variant", "arch", "registers", "smem bytes", "stack bytes", "spill stores", "spill loads"]);
     for v in kernel_lab::legacy::declared_for(sm) {
-        let u = nvrtc.usage(v, sm)?;
-        t.add_row(vec![
-            v.family.to_string(),
-            v.name.to_string(),
-            format!("sm_{sm}"),
-            u.registers.to_string(),
-            u.smem_bytes.to_string(),
-            u.stack_bytes.to_string(),
-            u.spill_stores.to_string(),
-            u.spill_loads.to_string(),
-        ]);
+        t.add_row(usage_row(v, &format!("sm_{sm}"), &nvrtc.usage(v, sm)?));
     }
     println!("{t}");
     println!("compiled now with NVRTC {}.{} (nvcc {} does not build sm_{sm})", nvrtc.version.0, nvrtc.version.1, BUILD.nvcc_version);
@@ -432,16 +436,7 @@ fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<ExitCode> {
     let mut t = table(&["family", "variant", "arch", "registers", "smem bytes", "stack bytes", "spill stores", "spill loads"]);
     for v in VARIANTS {
         for (target, u) in v.resources.iter().filter(|(t, _)| arch_filter.is_none_or(|a| *t == a)) {
-            t.add_row(vec![
-                v.family.to_string(),
-                v.name.to_string(),
-                target.to_string(),
-                u.registers.to_string(),
-                u.smem_bytes.to_string(),
-                u.stack_bytes.to_string(),
-                u.spill_stores.to_string(),
-                u.spill_loads.to_string(),
-            ]);
+            t.add_row(usage_row(v, target, u));
         }
     }
     println!("{t}");

@@ -127,6 +127,16 @@ pub fn multiple_of_ok(dims: &[&str], v: &VariantSpec, shape: &Shape) -> std::res
     Ok(())
 }
 
+/// The GEMM families' check: `multiple_of`, and block rows (m / BM) within grid.y's 65535.
+pub fn gemm_can_implement(dims: &[&str], v: &VariantSpec, config: &Config, shape: &Shape) -> std::result::Result<(), String> {
+    multiple_of_ok(dims, v, shape)?;
+    let bm = config.require("BM")?.max(1) as u64;
+    if shape.0[0].div_ceil(bm) > 65535 {
+        return Err(format!("m / BM = {} row tiles, over grid.y's 65535", shape.0[0].div_ceil(bm)));
+    }
+    Ok(())
+}
+
 /// One prepared problem: inputs on the GPU, a reference on the host, an output to check.
 pub trait Case {
     /// Fills the output with NaN, so anything a kernel leaves unwritten fails the check.

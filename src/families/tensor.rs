@@ -63,12 +63,7 @@ impl Family for Tensor {
     }
     /// Besides `multiple_of`: block rows go to grid.y (at most 65535).
     fn can_implement(&self, v: &VariantSpec, config: &Config, shape: &Shape) -> std::result::Result<(), String> {
-        super::multiple_of_ok(self.dims(), v, shape)?;
-        let bm = config.require("BM")?.max(1) as u64;
-        if shape.0[0].div_ceil(bm) > 65535 {
-            return Err(format!("m / BM = {} row tiles, over grid.y's 65535", shape.0[0].div_ceil(bm)));
-        }
-        Ok(())
+        super::gemm_can_implement(self.dims(), v, config, shape)
     }
     fn work(&self, shape: &Shape, _config: Option<&Config>) -> Work {
         let [m, n, k] = [shape.0[0] as f64, shape.0[1] as f64, shape.0[2] as f64];
