@@ -123,6 +123,8 @@ pub struct Kernel {
     pub spec: &'static VariantSpec,
     pub config: Config,
     func: CudaFunction,
+    /// Where the code came from when not from the build's fatbin: said beside its results.
+    pub compiled_here: Option<String>,
 }
 
 /// One GPU: its context and stream, its description, cuBLAS (made on first use), loaded kernels.
@@ -159,12 +161,29 @@ impl Gpu {
         Ok(self.blas.get_or_init(|| b))
     }
 
-    /// Loads a variant's fatbin (the driver picks the SASS for this GPU, or JITs the PTX).
+    /// Loads a variant's fatbin (the driver picks the SASS for this GPU, or JITs the PTX). Where
+    /// the fatbin has nothing for this GPU but the manifest declares the variant for it (a GPU
+    /// newer than the toolkit's PTX, or one the toolkit dropped, like Volta under CUDA 13), the
+    /// variant is compiled here: by the toolkit's NVRTC, else by NVRTC 12.
     pub fn kernel(&mut self, spec: &'static VariantSpec) -> Result<Arc<Kernel>> {
         if let Some(k) = self.kernels.get(spec.name) {
             return Ok(k.clone());
         }
-        let k = Arc::new(self.load(spec, spec.config(), Ptx::from_binary(spec.fatbin.to_vec()))?);
+        let sm = self.info.sm();
+        let k = if spec.runnable_on(sm).is_ok() || !spec.admits(sm) {
+            self.load(spec, spec.config(), Ptx::from_binary(spec.fatbin.to_vec()))?
+        } else {
+            let (code, how) = match crate::jit::compile(spec, &spec.config(), sm) {
+                Ok(ptx) => (ptx, format!("compiled here by NVRTC {}: sm_{sm} is not in the fatbin", crate::jit::version()?)),
+                Err(first) => {
+                    let n = crate::legacy::Nvrtc::load().map_err(|e| LabError::Usage(format!("{first}; {e}")))?;
+                    let how = format!("compiled here by NVRTC {}.{}: sm_{sm} is not in the fatbin", n.version.0, n.version.1);
+                    (Ptx::from_binary(n.cubin(spec, sm)?), how)
+                }
+            };
+            Kernel { compiled_here: Some(how), ..self.load(spec, spec.config(), code)? }
+        };
+        let k = Arc::new(k);
         self.kernels.insert(spec.name, k.clone());
         Ok(k)
     }
@@ -191,7 +210,7 @@ impl Gpu {
                 spec.dyn_smem_bytes as i32,
             )?;
         }
-        Ok(Kernel { spec, config, func })
+        Ok(Kernel { spec, config, func, compiled_here: None })
     }
 
     pub fn sync(&self) -> Result<()> {

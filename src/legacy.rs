@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 use libloading::{Library, Symbol};
 
-use crate::arch::{ArchReq, Target};
+use crate::arch::Target;
 use crate::error::{LabError, Result};
 use crate::registry::{VariantSpec, HEADERS};
 use crate::resources::{parse_ptxas, Usage};
@@ -75,15 +75,17 @@ impl Nvrtc {
         Ok((major, minor))
     }
 
-    /// Compiles `spec` in its manifest configuration to SASS for `sm` and returns ptxas's usage
-    /// of its entry function; a compile error comes back with its first error lines.
-    pub fn usage(&self, spec: &VariantSpec, sm: u32) -> Result<Usage> {
+    /// Compiles `spec` in its manifest configuration to SASS for `sm`: ptxas's report and the
+    /// cubin. A compile error comes back with its first error lines.
+    fn compile(&self, spec: &VariantSpec, sm: u32) -> Result<(String, Vec<u8>)> {
         let create: Symbol<
             unsafe extern "C" fn(*mut Prog, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int,
         > = self.sym(b"nvrtcCreateProgram\0")?;
         let compile: Symbol<unsafe extern "C" fn(Prog, c_int, *const *const c_char) -> c_int> = self.sym(b"nvrtcCompileProgram\0")?;
         let log_size: Symbol<unsafe extern "C" fn(Prog, *mut usize) -> c_int> = self.sym(b"nvrtcGetProgramLogSize\0")?;
         let get_log: Symbol<unsafe extern "C" fn(Prog, *mut c_char) -> c_int> = self.sym(b"nvrtcGetProgramLog\0")?;
+        let cubin_size: Symbol<unsafe extern "C" fn(Prog, *mut usize) -> c_int> = self.sym(b"nvrtcGetCUBINSize\0")?;
+        let get_cubin: Symbol<unsafe extern "C" fn(Prog, *mut c_char) -> c_int> = self.sym(b"nvrtcGetCUBIN\0")?;
         let destroy: Symbol<unsafe extern "C" fn(*mut Prog) -> c_int> = self.sym(b"nvrtcDestroyProgram\0")?;
 
         let cstr = |s: &str| CString::new(s).map_err(|_| LabError::Usage(format!("a NUL in '{s}'")));
@@ -104,8 +106,9 @@ impl Nvrtc {
 
         let mut prog: Prog = std::ptr::null_mut();
         // SAFETY: every pointer is a live NUL-terminated string for the duration of the calls;
-        // the header arrays have HEADERS.len() entries; the program is destroyed below.
-        let (status, log) = unsafe {
+        // the header arrays have HEADERS.len() entries; the buffers have the sizes NVRTC gave;
+        // the program is destroyed below.
+        let (status, log, cubin) = unsafe {
             if create(&mut prog, source.as_ptr(), file.as_ptr(), HEADERS.len() as c_int, text_ptrs.as_ptr(), name_ptrs.as_ptr()) != 0 {
                 return Err(LabError::Usage(format!("NVRTC 12 could not create a program for {}", spec.name)));
             }
@@ -114,22 +117,40 @@ impl Nvrtc {
             log_size(prog, &mut size);
             let mut buf = vec![0u8; size.max(1)];
             get_log(prog, buf.as_mut_ptr() as *mut c_char);
+            let mut cubin = Vec::new();
+            if status == 0 {
+                let mut n = 0usize;
+                cubin_size(prog, &mut n);
+                cubin = vec![0u8; n];
+                get_cubin(prog, cubin.as_mut_ptr() as *mut c_char);
+            }
             destroy(&mut prog);
-            (status, String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string())
+            (status, String::from_utf8_lossy(&buf).trim_end_matches('\0').to_string(), cubin)
         };
         if status != 0 {
             let errors: Vec<&str> = log.lines().filter(|l| l.contains("error")).take(2).collect();
             return Err(LabError::Usage(format!("NVRTC 12, {} for sm_{sm}: {}", spec.name, errors.join(" | "))));
         }
+        Ok((log, cubin))
+    }
+
+    /// Registers, shared memory and spills of `spec`'s entry function on `sm`, from ptxas.
+    pub fn usage(&self, spec: &VariantSpec, sm: u32) -> Result<Usage> {
+        let (log, _) = self.compile(spec, sm)?;
         parse_ptxas(&log)
             .into_iter()
             .find(|(f, _, _)| f == spec.symbol)
             .map(|(_, _, u)| u)
             .ok_or_else(|| LabError::Usage(format!("NVRTC 12 printed no ptxas report for {}", spec.symbol)))
     }
+
+    /// SASS of `spec` for `sm`, for a GPU whose architecture the fatbins lack.
+    pub fn cubin(&self, spec: &VariantSpec, sm: u32) -> Result<Vec<u8>> {
+        Ok(self.compile(spec, sm)?.1)
+    }
 }
 
 /// The variants the manifests declare for `sm` (their architecture requirement admits it).
 pub fn declared_for(sm: u32) -> impl Iterator<Item = &'static VariantSpec> {
-    crate::registry::VARIANTS.iter().filter(move |v| ArchReq::parse(v.arch_req).is_ok_and(|r| r.admits(sm)))
+    crate::registry::VARIANTS.iter().filter(move |v| v.admits(sm))
 }

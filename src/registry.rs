@@ -58,6 +58,11 @@ impl VariantSpec {
     }
 
     /// Ok when a GPU of compute capability `sm` (e.g. 90) can run this variant; else why not.
+    /// Whether the manifest declares the variant for compute capability `sm` (built or not).
+    pub fn admits(&self, sm: u32) -> bool {
+        crate::arch::ArchReq::parse(self.arch_req).is_ok_and(|r| r.admits(sm))
+    }
+
     pub fn runnable_on(&self, sm: u32) -> std::result::Result<(), String> {
         if self.targets.is_empty() {
             return Err(format!("not built: needs {}, and this build has no such target", self.arch_req));

@@ -253,12 +253,19 @@ pub fn measure(
             e.rung = v.rung;
             e.config = v.config().label();
             e.source_hash = Some(v.source_hash.to_string());
-            if let Err(why) = v.runnable_on(gpu.info.sm()).and_then(|_| fam.can_implement(v, &v.config(), shape)) {
+            let sm = gpu.info.sm();
+            let on_this_gpu = if v.admits(sm) { Ok(()) } else { v.runnable_on(sm) };
+            if let Err(why) = on_this_gpu.and_then(|_| fam.can_implement(v, &v.config(), shape)) {
                 e.reason = Some(why);
                 return Ok(e);
             }
             match gpu.kernel(v) {
-                Ok(k) => Some(k),
+                Ok(k) => {
+                    if let Some(how) = &k.compiled_here {
+                        e.config = format!("{} ({how})", e.config);
+                    }
+                    Some(k)
+                }
                 Err(err) => return Ok(failed(e, format!("cannot load: {err}"))),
             }
         }

@@ -23,4 +23,7 @@ fn every_variant_declared_for_sm_70_compiles_with_nvrtc_12() {
     let best = kernel_lab::registry::by_name("sgemm_08_double_buffered").unwrap();
     let u = nvrtc.usage(best, 70).unwrap();
     assert_eq!((u.spill_stores, u.spill_loads), (0, 0), "sgemm_08 spills on sm_70");
+    // What a Volta GPU would load when the fatbin lacks sm_70: an ELF cubin.
+    let cubin = nvrtc.cubin(best, 70).unwrap();
+    assert_eq!(&cubin[..4], b"\x7fELF", "a cubin");
 }
