@@ -271,6 +271,7 @@ fn time_copy(gpus: &[Gpu], bufs: &[CudaSlice<u8>], src: usize, dst: usize, bytes
     let (s, _s) = bufs[src].device_ptr(&gpus[src].stream);
     let (d, _d) = bufs[dst].device_ptr(&g.stream);
     let (start, end) = (event(g)?, event(g)?);
+    g.ctx.bind_to_thread()?;
     start.record(&g.stream)?;
     for _ in 0..reps {
         // SAFETY: both buffers hold at least `bytes` bytes on their own devices.
@@ -297,6 +298,7 @@ fn time_bidirectional(
             let g = &gpus[dst];
             let (s, _s) = bufs[src].device_ptr(&gpus[src].stream);
             let (d, _d) = scratch[dst].device_ptr(&g.stream);
+            g.ctx.bind_to_thread()?;
             // SAFETY: as in time_copy; the reverse copy lands in a separate scratch buffer.
             unsafe {
                 cudarc::driver::result::memcpy_peer_async(g.ctx.cu_ctx(), d, gpus[src].ctx.cu_ctx(), s, bytes, g.stream.cu_stream())
@@ -338,11 +340,13 @@ fn peer_copies(gpus: &[Gpu], sizes: &[u64], peer: bool, out: &mut MultiResults) 
     let n = gpus.len();
     for src in 0..n {
         for dst in (0..n).filter(|&d| d != src) {
-            // Latency: a 4-byte copy, many in a row.
+            // Latency: 4-byte copies back to back on one stream, each waiting for the one before.
             let lat: Vec<f64> = (0..SAMPLES).map(|_| time_copy(gpus, &bufs, src, dst, 4, 100)).collect::<Result<_>>()?;
             out.latency_us.push((src, dst, peer, summary(&lat)?.median_ms * 1e3));
             for &bytes in sizes {
                 let bytes = bytes as usize;
+                // Poisoned first, so the check below sees what these copies delivered.
+                families::poison(&gpus[dst], &mut bufs[dst])?;
                 let reps = reps_for(time_copy(gpus, &bufs, src, dst, bytes, 1)?, 5.0);
                 let ms: Vec<f64> = (0..SAMPLES).map(|_| time_copy(gpus, &bufs, src, dst, bytes, reps)).collect::<Result<_>>()?;
                 let t = summary(&ms)?;
@@ -355,10 +359,7 @@ fn peer_copies(gpus: &[Gpu], sizes: &[u64], peer: bool, out: &mut MultiResults) 
                     gbs: bytes as f64 / t.median_ms / 1e6,
                     time: t,
                 });
-                // The copies carried src's bytes into dst's buffer: check them, then restore dst's own.
                 same_bytes(gpus, &bufs, src, dst, bytes, "peer copy")?;
-                let own: Vec<u8> = (0..max).map(|k| (k.wrapping_mul(31) ^ (dst + 1).wrapping_mul(97)) as u8).collect();
-                gpus[dst].stream.memcpy_htod(&own, &mut bufs[dst])?;
             }
         }
     }
@@ -366,6 +367,7 @@ fn peer_copies(gpus: &[Gpu], sizes: &[u64], peer: bool, out: &mut MultiResults) 
         for b in (a + 1)..n {
             for &bytes in sizes.iter().filter(|&&b| b >= 1 << 20) {
                 let bytes = bytes as usize;
+                families::poison(&gpus[b], &mut scratch[b])?;
                 let reps = reps_for(time_bidirectional(gpus, &bufs, &scratch, a, b, bytes, 1)?, 10.0);
                 let ms: Vec<f64> =
                     (0..SAMPLES).map(|_| time_bidirectional(gpus, &bufs, &scratch, a, b, bytes, reps)).collect::<Result<_>>()?;
