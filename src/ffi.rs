@@ -12,4 +12,4 @@ unsafe impl cudarc::driver::DeviceRepr for lab_reduce_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_transpose_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_peak_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f16_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_gemm_tc_args {}

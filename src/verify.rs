@@ -13,6 +13,8 @@ pub enum Precision {
     /// fp16 (or bf16) inputs, exact products, fp32 accumulation in Tensor Cores, whose adders
     /// align and truncate in their own way.
     Fp16F32Acc,
+    /// fp32 inputs rounded to tf32 (10-bit mantissa) by the Tensor Cores, fp32 accumulation.
+    Tf32,
 }
 
 impl Precision {
@@ -23,6 +25,7 @@ impl Precision {
             Precision::Exact => 0.0,
             Precision::Fp32 => 5e-5,
             Precision::Fp16F32Acc => 1e-3,
+            Precision::Tf32 => 5e-3,
         }
     }
 }

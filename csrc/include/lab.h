@@ -67,8 +67,9 @@ typedef struct lab_gemm_f32_args {
     float beta;
 } lab_gemm_f32_args;
 
-/* tensor family, row-major: C (fp32, m x n) = A (fp16, m x k) * B (fp16, k x n). */
-typedef struct lab_gemm_f16_args {
+/* Tensor Core GEMM families, row-major: C (m x n) = A (m x k) * B (k x n), A and B of the family's
+ * input type (tensor: fp16, tf32: fp32, int8: s8), C of its output type (fp32, or s32 for int8). */
+typedef struct lab_gemm_tc_args {
     lab_dptr a;
     lab_dptr b;
     lab_dptr c;
@@ -78,7 +79,7 @@ typedef struct lab_gemm_f16_args {
     int32_t lda;
     int32_t ldb;
     int32_t ldc;
-} lab_gemm_f16_args;
+} lab_gemm_tc_args;
 
 /* peak family: the precision a kernel measures (its PREC define), as the spec sheet names them. */
 #define LAB_FP64 0

@@ -29,7 +29,7 @@ struct lab_smem {
 };
 
 // Issues the copies of the k0 slice into one stage; chunks past m, n or k are zero-filled.
-__device__ __forceinline__ void load_stage(const lab_gemm_f16_args& p, lab_stage& st, int row0, int col0, int k0) {
+__device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, lab_stage& st, int row0, int col0, int k0) {
     const unsigned short* A = lab_ptr<const unsigned short>(p.a);
     const unsigned short* B = lab_ptr<const unsigned short>(p.b);
 #pragma unroll
@@ -46,7 +46,7 @@ __device__ __forceinline__ void load_stage(const lab_gemm_f16_args& p, lab_stage
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_03_wmma_cp_async(lab_gemm_f16_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) tensor_03_wmma_cp_async(lab_gemm_tc_args p) {
     __shared__ __align__(128) lab_smem s;
     float* C = lab_ptr<float>(p.c);
     const int warp = threadIdx.x / 32;

@@ -41,7 +41,7 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ void load_stage(const lab_gemm_f16_args& p, unsigned short* sa, unsigned short* sb, int row0, int col0,
+__device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, unsigned short* sa, unsigned short* sb, int row0, int col0,
                                            int k0) {
     const unsigned short* A = lab_ptr<const unsigned short>(p.a);
     const unsigned short* B = lab_ptr<const unsigned short>(p.b);
@@ -59,7 +59,7 @@ __device__ __forceinline__ void load_stage(const lab_gemm_f16_args& p, unsigned 
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_f16_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_tc_args p) {
     __shared__ __align__(128) unsigned short sa[STAGES][BM * BK];
     __shared__ __align__(128) unsigned short sb[STAGES][BK * BN];
     constexpr int MT = WM / 16, NT = WN / 8;

@@ -149,7 +149,17 @@ pub trait Case {
 
 /// Every family the lab implements.
 pub fn all() -> Vec<&'static dyn Family> {
-    vec![&memory::Memory, &l2::L2, &reduce::Reduce, &transpose::Transpose, &sgemm::Sgemm, &tensor::Tensor, &peak::Peak]
+    vec![
+        &memory::Memory,
+        &l2::L2,
+        &reduce::Reduce,
+        &transpose::Transpose,
+        &sgemm::Sgemm,
+        &tensor::TENSOR,
+        &tensor::TF32,
+        &tensor::INT8,
+        &peak::Peak,
+    ]
 }
 
 pub fn get(name: &str) -> Option<&'static dyn Family> {

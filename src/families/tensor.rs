@@ -1,34 +1,137 @@
-//! The tensor family: row-major C (fp32) = A·B with fp16 A and B on Tensor Cores, against
-//! cublasGemmEx doing the same (fp16 inputs, fp32 output, fp32 compute).
-//! Shape: [m, n, k]. Work: 2mnk FLOPs; A and B (2 bytes an element) read once, C written once.
+//! The Tensor Core GEMM families, one per input type, each against cublasGemmEx doing the same:
+//! `tensor` (fp16 inputs, fp32 output and compute), `tf32` (fp32 inputs, tf32 compute, fp32
+//! output) and `int8` (s8 inputs, s32 output and compute). Row-major C = A·B.
+//! Shape: [m, n, k]. Work: 2mnk operations; A and B read once, C written once.
 //!
-//! Inputs are drawn in [-1, 1) and rounded to fp16; the f64 reference multiplies the rounded
-//! values, so only the accumulation is under test.
+//! Inputs are drawn at random and made exact in the input type; the f64 reference multiplies
+//! those exact values, so only the arithmetic is under test.
+
+use std::marker::PhantomData;
 
 use cudarc::cublas::result::gemm_ex;
 use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t::CUBLAS_OP_N, cudaDataType_t};
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use half::f16;
+use rand::{RngExt, SeedableRng};
 
 use super::sgemm::reference;
 use super::{poison, random_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::{LabError, Result};
-use crate::ffi::lab_gemm_f16_args;
+use crate::ffi::lab_gemm_tc_args;
 use crate::registry::{Config, VariantSpec};
+use crate::sheet::Precision as SheetPrecision;
 use crate::verify::{self, Check, Precision};
 
-pub struct Tensor;
+/// What sets one Tensor Core GEMM family apart: its types, cuBLAS's names for them, and how
+/// its inputs are drawn.
+pub trait Kind: Sync + Send + 'static {
+    type In: DeviceRepr + Copy + Unpin + Send + Sync + 'static;
+    type Out: DeviceRepr + ValidAsZeroBits + Copy + Unpin + Send + Sync + 'static;
+    const FAMILY: &'static str;
+    const BASELINE: &'static str;
+    const PRECISION: Precision;
+    const SHEET: SheetPrecision;
+    const IN: cudaDataType_t;
+    const OUT: cudaDataType_t;
+    const COMPUTE: cublasComputeType_t;
+    /// `len` inputs from `seed`, and the exact value of each as f32.
+    fn draw(len: usize, seed: u64) -> (Vec<Self::In>, Vec<f32>);
+    fn out_f32(x: Self::Out) -> f32;
+    /// cuBLAS's alpha = 1 and beta = 0 in the compute type, as bytes.
+    fn one_zero() -> ([u8; 4], [u8; 4]);
+}
 
-impl Family for Tensor {
+pub struct Fp16;
+impl Kind for Fp16 {
+    type In = f16;
+    type Out = f32;
+    const FAMILY: &'static str = "tensor";
+    const BASELINE: &'static str = "cuBLAS GemmEx fp16";
+    const PRECISION: Precision = Precision::Fp16F32Acc;
+    const SHEET: SheetPrecision = SheetPrecision::Fp16F32Acc;
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
+    fn draw(len: usize, seed: u64) -> (Vec<f16>, Vec<f32>) {
+        let h: Vec<f16> = random_f32(len, seed).into_iter().map(f16::from_f32).collect();
+        let exact = h.iter().map(|x| x.to_f32()).collect();
+        (h, exact)
+    }
+    fn out_f32(x: f32) -> f32 {
+        x
+    }
+    fn one_zero() -> ([u8; 4], [u8; 4]) {
+        (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes())
+    }
+}
+
+pub struct Tf32;
+impl Kind for Tf32 {
+    type In = f32;
+    type Out = f32;
+    const FAMILY: &'static str = "tf32";
+    const BASELINE: &'static str = "cuBLAS GemmEx tf32";
+    const PRECISION: Precision = Precision::Tf32;
+    const SHEET: SheetPrecision = SheetPrecision::Tf32;
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
+    /// Full fp32 values: rounding them to tf32 is part of what the Tensor Cores do.
+    fn draw(len: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+        let v = random_f32(len, seed);
+        (v.clone(), v)
+    }
+    fn out_f32(x: f32) -> f32 {
+        x
+    }
+    fn one_zero() -> ([u8; 4], [u8; 4]) {
+        (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes())
+    }
+}
+
+pub struct Int8;
+impl Kind for Int8 {
+    type In = i8;
+    type Out = i32;
+    const FAMILY: &'static str = "int8";
+    const BASELINE: &'static str = "cuBLAS GemmEx int8";
+    const PRECISION: Precision = Precision::Exact;
+    const SHEET: SheetPrecision = SheetPrecision::Int8;
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8I;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32I;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32I;
+    /// In [-8, 8): sums of up to 2^15 products stay below 2^21, exact as f32 too.
+    fn draw(len: usize, seed: u64) -> (Vec<i8>, Vec<f32>) {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let v: Vec<i8> = (0..len).map(|_| rng.random_range(-8i8..8)).collect();
+        let exact = v.iter().map(|&x| x as f32).collect();
+        (v, exact)
+    }
+    fn out_f32(x: i32) -> f32 {
+        x as f32
+    }
+    fn one_zero() -> ([u8; 4], [u8; 4]) {
+        (1i32.to_ne_bytes(), 0i32.to_ne_bytes())
+    }
+}
+
+/// A Tensor Core GEMM family of kind `K`.
+pub struct MmaGemm<K>(PhantomData<K>);
+
+pub static TENSOR: MmaGemm<Fp16> = MmaGemm(PhantomData);
+pub static TF32: MmaGemm<Tf32> = MmaGemm(PhantomData);
+pub static INT8: MmaGemm<Int8> = MmaGemm(PhantomData);
+
+impl<K: Kind> Family for MmaGemm<K> {
     fn name(&self) -> &'static str {
-        "tensor"
+        K::FAMILY
     }
     fn baseline(&self) -> Option<&'static str> {
-        Some("cuBLAS GemmEx fp16")
+        Some(K::BASELINE)
     }
     fn precision(&self) -> Precision {
-        Precision::Fp16F32Acc
+        K::PRECISION
     }
     fn unit(&self) -> Unit {
         Unit::Tflops
@@ -61,54 +164,49 @@ impl Family for Tensor {
     fn tune_sizes(&self) -> Vec<Shape> {
         vec![Shape(vec![8192, 8192, 8192])]
     }
-    /// Besides `multiple_of`: block rows go to grid.y (at most 65535).
     fn can_implement(&self, v: &VariantSpec, config: &Config, shape: &Shape) -> std::result::Result<(), String> {
         super::gemm_can_implement(self.dims(), v, config, shape)
     }
     fn work(&self, shape: &Shape, _config: Option<&Config>) -> Work {
         let [m, n, k] = [shape.0[0] as f64, shape.0[1] as f64, shape.0[2] as f64];
-        Work { flops: 2.0 * m * n * k, bytes_read: 2.0 * (m * k + k * n), bytes_written: 4.0 * m * n }
+        let (i, o) = (std::mem::size_of::<K::In>() as f64, std::mem::size_of::<K::Out>() as f64);
+        Work { flops: 2.0 * m * n * k, bytes_read: i * (m * k + k * n), bytes_written: o * m * n }
     }
-    /// The spec sheet's dense fp16 rate with fp32 accumulate, where the sheet has the device.
+    /// The spec sheet's dense rate for the family's precision, where the sheet has the device.
     fn peak(&self, dev: &DeviceInfo, _config: Option<&Config>) -> Option<f64> {
-        crate::sheet::for_device(&dev.name, dev.sms)?.rate(crate::sheet::Precision::Fp16F32Acc)
+        crate::sheet::for_device(&dev.name, dev.sms)?.rate(K::SHEET)
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let [m, n, k] = [shape.0[0] as usize, shape.0[1] as usize, shape.0[2] as usize];
-        let round = |v: Vec<f32>| -> (Vec<f16>, Vec<f32>) {
-            let h: Vec<f16> = v.iter().map(|&x| f16::from_f32(x)).collect();
-            let back = h.iter().map(|x| x.to_f32()).collect();
-            (h, back)
-        };
-        let (a16, a) = round(random_f32(m * k, seed));
-        let (b16, b) = round(random_f32(k * n, seed ^ 0x9e37_79b9_7f4a_7c15));
+        let (a_in, a) = K::draw(m * k, seed);
+        let (b_in, b) = K::draw(k * n, seed ^ 0x9e37_79b9_7f4a_7c15);
         let (idx, want) = reference(&a, &b, m, n, k, seed);
-        Ok(Box::new(TensorCase {
+        Ok(Box::new(MmaCase::<K> {
             m,
             n,
             k,
-            a: gpu.stream.clone_htod(&a16)?,
-            b: gpu.stream.clone_htod(&b16)?,
+            a: gpu.stream.clone_htod(&a_in)?,
+            b: gpu.stream.clone_htod(&b_in)?,
             // SAFETY: every use is preceded by poison() or a full write by the product under test.
-            c: unsafe { gpu.stream.alloc::<f32>(m * n) }?,
+            c: unsafe { gpu.stream.alloc::<K::Out>(m * n) }?,
             idx,
             want,
         }))
     }
 }
 
-struct TensorCase {
+struct MmaCase<K: Kind> {
     m: usize,
     n: usize,
     k: usize,
-    a: CudaSlice<f16>,
-    b: CudaSlice<f16>,
-    c: CudaSlice<f32>,
+    a: CudaSlice<K::In>,
+    b: CudaSlice<K::In>,
+    c: CudaSlice<K::Out>,
     idx: Vec<usize>,
     want: Vec<f64>,
 }
 
-impl Case for TensorCase {
+impl<K: Kind> Case for MmaCase<K> {
     fn poison(&mut self, gpu: &Gpu) -> Result<()> {
         poison(gpu, &mut self.c)
     }
@@ -120,21 +218,22 @@ impl Case for TensorCase {
         let (b, _b) = self.b.device_ptr(&gpu.stream);
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
         let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
-        let args = lab_gemm_f16_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n };
-        // SAFETY: tensor kernels take lab_gemm_f16_args; A is m*k and B k*n halves, C m*n floats.
+        let args = lab_gemm_tc_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n };
+        // SAFETY: the family's kernels take lab_gemm_tc_args; A is m*k and B k*n elements of the
+        // family's input type, C m*n of its output type.
         unsafe { kernel.launch(&gpu.stream, grid, &args) }
     }
 
     /// Row-major C = A·B is column-major C^T = B^T·A^T: cuBLAS gets B first, m and n swapped.
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
         let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
-        let (alpha, beta) = (1.0f32, 0.0f32);
+        let (alpha, beta) = K::one_zero();
         let blas = gpu.blas()?;
         let (a, _a) = self.a.device_ptr(&gpu.stream);
         let (b, _b) = self.b.device_ptr(&gpu.stream);
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
-        // SAFETY: B is k x n (ld n), A is m x k (ld k), C is m x n (ld n), all column-major views
-        // of the row-major buffers; alpha and beta are fp32 as CUBLAS_COMPUTE_32F requires.
+        // SAFETY: B is k x n (ld n), A is m x k (ld k), C is m x n (ld n), column-major views of
+        // the row-major buffers, of the types named; alpha and beta are in the compute type.
         unsafe {
             gemm_ex(
                 *blas.handle(),
@@ -143,18 +242,18 @@ impl Case for TensorCase {
                 n,
                 m,
                 k,
-                (&alpha) as *const f32 as *const _,
+                alpha.as_ptr() as *const _,
                 b as *const _,
-                cudaDataType_t::CUDA_R_16F,
+                K::IN,
                 n,
                 a as *const _,
-                cudaDataType_t::CUDA_R_16F,
+                K::IN,
                 k,
-                (&beta) as *const f32 as *const _,
+                beta.as_ptr() as *const _,
                 c as *mut _,
-                cudaDataType_t::CUDA_R_32F,
+                K::OUT,
                 n,
-                cublasComputeType_t::CUBLAS_COMPUTE_32F,
+                K::COMPUTE,
                 cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
             )
         }
@@ -162,7 +261,7 @@ impl Case for TensorCase {
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
-        let out = gpu.stream.clone_dtoh(&self.c)?;
+        let out: Vec<f32> = gpu.stream.clone_dtoh(&self.c)?.into_iter().map(K::out_f32).collect();
         let want = self.idx.iter().copied().zip(self.want.iter().copied());
         Ok(verify::check(&out, want, precision))
     }
