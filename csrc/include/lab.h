@@ -81,6 +81,18 @@ typedef struct lab_gemm_tc_args {
     int32_t ldc;
 } lab_gemm_tc_args;
 
+/* A TMA tensor map (CUtensorMap): 128 opaque bytes the driver encodes, 64-byte aligned. */
+typedef struct __attribute__((aligned(64))) lab_tma {
+    uint64_t opaque[16];
+} lab_tma;
+
+/* Tensor Core GEMMs that load through TMA: the plain arguments plus a tensor map for A and B. */
+typedef struct lab_gemm_tma_args {
+    lab_gemm_tc_args g;
+    lab_tma a_map;
+    lab_tma b_map;
+} lab_gemm_tma_args;
+
 /* peak family: the precision a kernel measures (its PREC define), as the spec sheet names them. */
 #define LAB_FP64 0
 #define LAB_FP64_TENSOR 1

@@ -10,6 +10,9 @@ use std::marker::PhantomData;
 
 use cudarc::cublas::result::gemm_ex;
 use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t::CUBLAS_OP_N, cudaDataType_t};
+use cudarc::driver::sys::{
+    CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use half::f16;
 use rand::{RngExt, SeedableRng};
@@ -18,7 +21,7 @@ use super::sgemm::reference;
 use super::{poison, random_f32, Case, Family, Shape, Unit, Work};
 use crate::device::{DeviceInfo, Gpu, Kernel};
 use crate::error::{LabError, Result};
-use crate::ffi::lab_gemm_tc_args;
+use crate::ffi::{lab_gemm_tc_args, lab_gemm_tma_args, lab_tma};
 use crate::registry::{Config, VariantSpec};
 use crate::sheet::Precision as SheetPrecision;
 use crate::verify::{self, Check, Precision};
@@ -35,6 +38,8 @@ pub trait Kind: Sync + Send + 'static {
     const IN: cudaDataType_t;
     const OUT: cudaDataType_t;
     const COMPUTE: cublasComputeType_t;
+    /// The input type as a TMA tensor map names it.
+    const TMA: CUtensorMapDataType;
     /// `len` inputs from `seed`, and the exact value of each as f32.
     fn draw(len: usize, seed: u64) -> (Vec<Self::In>, Vec<f32>);
     fn out_f32(x: Self::Out) -> f32;
@@ -53,6 +58,7 @@ impl Kind for Fp16 {
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
     const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     fn draw(len: usize, seed: u64) -> (Vec<f16>, Vec<f32>) {
         let h: Vec<f16> = random_f32(len, seed).into_iter().map(f16::from_f32).collect();
         let exact = h.iter().map(|x| x.to_f32()).collect();
@@ -77,6 +83,7 @@ impl Kind for Tf32 {
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
     const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     /// Full fp32 values: rounding them to tf32 is part of what the Tensor Cores do.
     fn draw(len: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
         let v = random_f32(len, seed);
@@ -101,6 +108,7 @@ impl Kind for Int8 {
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8I;
     const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32I;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32I;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
     /// In [-8, 8): sums of up to 2^15 products stay below 2^21, exact as f32 too.
     fn draw(len: usize, seed: u64) -> (Vec<i8>, Vec<f32>) {
         let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
@@ -195,6 +203,36 @@ impl<K: Kind> Family for MmaGemm<K> {
     }
 }
 
+/// A 2-D TMA tensor map of a row-major matrix: `dims` (inner first), the row pitch in bytes,
+/// boxes of `boxes` elements, 128-byte swizzle, zeros outside the matrix.
+fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: [u64; 2], pitch: u64, boxes: [u32; 2]) -> Result<lab_tma> {
+    let mut map = lab_tma { opaque: [0; 16] };
+    let strides = [pitch];
+    let elem = [1u32, 1];
+    // SAFETY: lab_tma has CUtensorMap's size and alignment (128 bytes, 64-aligned); the arrays
+    // hold rank (2) or rank - 1 entries as the call requires.
+    let r = unsafe {
+        cudarc::driver::sys::cuTensorMapEncodeTiled(
+            &mut map as *mut lab_tma as *mut _,
+            ty,
+            2,
+            base as *mut _,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if r != cudarc::driver::sys::CUresult::CUDA_SUCCESS {
+        return Err(LabError::Usage(format!("cuTensorMapEncodeTiled: {r:?} (dims {dims:?}, pitch {pitch} B, box {boxes:?})")));
+    }
+    Ok(map)
+}
+
 struct MmaCase<K: Kind> {
     m: usize,
     n: usize,
@@ -218,9 +256,22 @@ impl<K: Kind> Case for MmaCase<K> {
         let (b, _b) = self.b.device_ptr(&gpu.stream);
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
         let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
-        let args = lab_gemm_tc_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n };
-        // SAFETY: the family's kernels take lab_gemm_tc_args; A is m*k and B k*n elements of the
-        // family's input type, C m*n of its output type.
+        let g = lab_gemm_tc_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n };
+        if kernel.config.define("TMA") != Some(1) {
+            // SAFETY: the family's kernels take lab_gemm_tc_args; A is m*k and B k*n elements of
+            // the family's input type, C m*n of its output type.
+            return unsafe { kernel.launch(&gpu.stream, grid, &g) };
+        }
+        // A: rows of k elements, boxes of BK x BM; B: rows of n elements, boxes of 64 x BK.
+        let (bk, bm) = (kernel.define("BK")? as u32, kernel.define("BM")? as u32);
+        let size = std::mem::size_of::<K::In>() as u64;
+        let args = lab_gemm_tma_args {
+            g,
+            a_map: tensor_map(K::TMA, a, [k as u64, m as u64], k as u64 * size, [bk, bm])?,
+            b_map: tensor_map(K::TMA, b, [n as u64, k as u64], n as u64 * size, [64, bk])?,
+        };
+        // SAFETY: TMA kernels take lab_gemm_tma_args (a __grid_constant__ parameter); the maps
+        // describe A (m x k) and B (k x n) as allocated, C is m*n of the output type.
         unsafe { kernel.launch(&gpu.stream, grid, &args) }
     }
 
