@@ -5,7 +5,7 @@
 //   the layout work (B must be k-contiguous per column) is the price of a row-major B.
 // Limits: the transpose of B is done with byte stores; no cp.async pipeline; k and n must be
 //   multiples of 16 (16-byte loads).
-#include "lab_device.cuh"
+#include "mma_tiles.cuh"
 
 #define THREADS (BLOCK_X)
 #define PAD 16
@@ -23,12 +23,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) int8_01_mma_sync(lab_gemm_
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     int acc[MT][NT][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0;
+    lab_zero(acc);
 
     for (int k0 = 0; k0 < p.k; k0 += BK) {
 #pragma unroll
@@ -78,16 +73,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) int8_01_mma_sync(lab_gemm_
         }
         __syncthreads();
     }
-    int* C = lab_ptr<int>(p.c);
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = row0 + wr + 16 * i + g + 8 * h, c = col0 + wc + 8 * j + 2 * t;
-                if (r >= p.m) continue;
-                if (c < p.n) C[(size_t)r * p.ldc + c] = acc[i][j][2 * h];
-                if (c + 1 < p.n) C[(size_t)r * p.ldc + c + 1] = acc[i][j][2 * h + 1];
-            }
+    lab_store_m16n8(lab_ptr<int>(p.c), p.ldc, p.m, p.n, row0 + wr, col0 + wc, acc);
 }

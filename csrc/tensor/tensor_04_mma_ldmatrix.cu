@@ -8,6 +8,7 @@
 //   8; stages in static shared memory (at most 48 KB); the epilogue stores fp32 pairs from
 //   registers with bounds checks.
 #include "cp_async.cuh"
+#include "mma_tiles.cuh"
 
 #define THREADS (BLOCK_X)
 #define WARPS (THREADS / 32)
@@ -68,12 +69,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     const int tiles = (p.k + BK - 1) / BK;
     float acc[MT][NT][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    lab_zero(acc);
 
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
@@ -106,18 +102,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
         }
     }
     lab_cp_async_wait<0>();
-    // Accumulator (i, j): lane holds rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile.
-    float* C = lab_ptr<float>(p.c);
-    const int g = lane >> 2, tq = lane & 3;
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = row0 + wr + 16 * i + g + 8 * h, c = col0 + wc + 8 * j + 2 * tq;
-                if (r >= p.m) continue;
-                if (c < p.n) C[(size_t)r * p.ldc + c] = acc[i][j][2 * h];
-                if (c + 1 < p.n) C[(size_t)r * p.ldc + c + 1] = acc[i][j][2 * h + 1];
-            }
+    lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + wr, col0 + wc, acc);
 }

@@ -5,7 +5,7 @@
 //   accumulation, for 8x the rate of fp32 FMA on A100 and Hopper, without changing the data.
 // Limits: fragments are read element by element (ldmatrix moves 16-bit elements); no cp.async
 //   pipeline; k and n must be multiples of 4 (16-byte loads).
-#include "lab_device.cuh"
+#include "mma_tiles.cuh"
 
 #define THREADS (BLOCK_X)
 #define APAD 4
@@ -30,12 +30,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tf32_01_mma_sync(lab_gemm_
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     float acc[MT][NT][4];
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) acc[i][j][e] = 0.0f;
+    lab_zero(acc);
 
     for (int k0 = 0; k0 < p.k; k0 += BK) {
 #pragma unroll
@@ -83,17 +78,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) tf32_01_mma_sync(lab_gemm_
         }
         __syncthreads();
     }
-    // Accumulator (i, j): rows g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile.
-    float* C = lab_ptr<float>(p.c);
-#pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = row0 + wr + 16 * i + g + 8 * h, c = col0 + wc + 8 * j + 2 * t;
-                if (r >= p.m) continue;
-                if (c < p.n) C[(size_t)r * p.ldc + c] = acc[i][j][2 * h];
-                if (c + 1 < p.n) C[(size_t)r * p.ldc + c + 1] = acc[i][j][2 * h + 1];
-            }
+    lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + wr, col0 + wc, acc);
 }

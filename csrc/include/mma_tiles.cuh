@@ -1,0 +1,32 @@
+// What the mma.sync rungs share: zeroing a warp's grid of m16n8 accumulators and storing it.
+#pragma once
+#include "lab_device.cuh"
+
+template <typename T, int MT, int NT>
+__device__ __forceinline__ void lab_zero(T (&acc)[MT][NT][4]) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) acc[i][j][e] = T(0);
+}
+
+// Stores a warp's MT x NT grid of m16n8 accumulators whose top-left is (row0, col0) of C
+// (m x n, row stride ldc), skipping what lies outside C. Accumulator (i, j): the lane holds rows
+// g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile (g = lane / 4, t = lane % 4).
+template <typename T, int MT, int NT>
+__device__ __forceinline__ void lab_store_m16n8(T* C, int ldc, int m, int n, int row0, int col0, const T (&acc)[MT][NT][4]) {
+    const int lane = threadIdx.x % 32, g = lane >> 2, tq = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MT; ++i)
+#pragma unroll
+        for (int j = 0; j < NT; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = row0 + 16 * i + g + 8 * h, c = col0 + 8 * j + 2 * tq;
+                if (r >= m) continue;
+                if (c < n) C[(size_t)r * ldc + c] = acc[i][j][2 * h];
+                if (c + 1 < n) C[(size_t)r * ldc + c + 1] = acc[i][j][2 * h + 1];
+            }
+}
