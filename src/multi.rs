@@ -270,16 +270,17 @@ fn time_copy(gpus: &[Gpu], bufs: &[CudaSlice<u8>], src: usize, dst: usize, bytes
     let g = &gpus[dst];
     let (s, _s) = bufs[src].device_ptr(&gpus[src].stream);
     let (d, _d) = bufs[dst].device_ptr(&g.stream);
-    let (start, end) = (event(g)?, event(g)?);
-    g.ctx.bind_to_thread()?;
-    start.record(&g.stream)?;
-    for _ in 0..reps {
-        // SAFETY: both buffers hold at least `bytes` bytes on their own devices.
-        unsafe { cudarc::driver::result::memcpy_peer_async(g.ctx.cu_ctx(), d, gpus[src].ctx.cu_ctx(), s, bytes, g.stream.cu_stream()) }?;
-    }
-    end.record(&g.stream)?;
-    end.synchronize()?;
-    Ok(start.elapsed_ms(&end)? as f64 / reps as f64)
+    let ms = time_on_all(std::slice::from_ref(g), &mut || {
+        g.ctx.bind_to_thread()?;
+        for _ in 0..reps {
+            // SAFETY: both buffers hold at least `bytes` bytes on their own devices.
+            unsafe {
+                cudarc::driver::result::memcpy_peer_async(g.ctx.cu_ctx(), d, gpus[src].ctx.cu_ctx(), s, bytes, g.stream.cu_stream())
+            }?;
+        }
+        Ok(())
+    })?;
+    Ok(ms / reps as f64)
 }
 
 /// Both directions at once, by host wall clock around both streams; ms per pair of copies.
@@ -403,8 +404,9 @@ fn kernel_reads(gpus: &mut [Gpu], bytes: usize, out: &mut MultiResults) -> Resul
         for dst in (0..n).filter(|&d| d != src) {
             let host: Vec<f32> = families::random_f32(floats, (src * 7 + dst) as u64);
             let remote = gpus[src].stream.clone_htod(&host)?;
-            // SAFETY: written by the kernel before it is read back.
+            // SAFETY: poisoned below, then written by the kernel before it is read back.
             let mut local = unsafe { gpus[dst].stream.alloc::<f32>(floats) }?;
+            families::poison(&gpus[dst], &mut local)?;
             let kernel = gpus[dst].kernel(spec)?;
             let g = &gpus[dst];
             let blocks = g.info.sms * kernel.define("BLOCKS_PER_SM")? as u32;
@@ -412,16 +414,12 @@ fn kernel_reads(gpus: &mut [Gpu], bytes: usize, out: &mut MultiResults) -> Resul
             let (a, _a) = local.device_ptr_mut(&g.stream);
             let args = lab_stream_args { a, b, c: b, scalar: 0.0, n: floats as u64 };
             let run = |reps: usize| -> Result<f64> {
-                let (start, end) = (event(g)?, event(g)?);
-                start.record(&g.stream)?;
-                for _ in 0..reps {
+                let ms = time_on_all(std::slice::from_ref(g), &mut || {
                     // SAFETY: memory kernels take lab_stream_args; b is src's buffer of n floats,
                     // readable from dst with peer access on; a is dst's buffer of n floats.
-                    unsafe { kernel.launch(&g.stream, (blocks, 1, 1), &args) }?;
-                }
-                end.record(&g.stream)?;
-                end.synchronize()?;
-                Ok(start.elapsed_ms(&end)? as f64 / reps as f64)
+                    (0..reps).try_for_each(|_| unsafe { kernel.launch(&g.stream, (blocks, 1, 1), &args) })
+                })?;
+                Ok(ms / reps as f64)
             };
             let reps = reps_for(run(1)?, 20.0);
             let ms: Vec<f64> = (0..SAMPLES).map(|_| run(reps)).collect::<Result<_>>()?;
