@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use indicatif::{ProgressBar, ProgressStyle};
 
+use cudarc::cublas::sys::cublasStatus_t;
+
 use crate::device::{Gpu, Kernel};
 use crate::error::{LabError, Result};
 use crate::families::{self, Case, Family, Shape};
@@ -300,6 +302,11 @@ pub fn measure(
     })();
     let first = match first {
         Ok(c) => c,
+        // The vendor library declining a shape is its declared limit, not a failure.
+        Err(LabError::Cublas(err)) if k.is_none() && err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => {
+            e.reason = Some("cuBLAS does not support this shape (CUBLAS_STATUS_NOT_SUPPORTED)".into());
+            return Ok(e);
+        }
         Err(err) => return Ok(failed(e, format!("launch failed: {err}"))),
     };
     let (passed, detail) = (first.passed(), first.describe());

@@ -85,9 +85,10 @@ pub fn evaluate(
     if let Err(why) = fam.can_implement(spec, config, shape) {
         return Ok(rejected(config, why));
     }
-    let hash = crate::jit::hash(spec, config, gpu.info.sm())?;
-    let kernel = match gpu.jit(spec, config) {
-        Ok(k) => k,
+    // The hash is of the generated PTX: a candidate that does not compile is rejected here.
+    let compiled = crate::jit::hash(spec, config, gpu.info.sm()).and_then(|h| Ok((h, gpu.jit(spec, config)?)));
+    let (hash, kernel) = match compiled {
+        Ok(hk) => hk,
         Err(e) => return Ok(rejected(config, e.to_string())),
     };
     let (registers, smem, local) = kernel.usage()?;

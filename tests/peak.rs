@@ -49,7 +49,7 @@ fn hfma(x: f16, a: f16, b: f16) -> f16 {
 fn the_closed_form_is_exact_for_every_seed() {
     for seed in 0..50 {
         // fp32 SIMT: 8 chains, 150 tasks of 1025 FMAs (more than the default run gives a warp).
-        let inp = inputs(Precision::Fp32, 8, seed).unwrap();
+        let inp = inputs(Precision::Fp32, 8, 4, seed).unwrap();
         let f = |w: u64| f32::from_bits(w as u32);
         for (j, &s) in inp.starts.iter().enumerate() {
             let mut x = f(inp.words[3 + j]);
@@ -59,7 +59,7 @@ fn the_closed_form_is_exact_for_every_seed() {
             assert_eq!(x as f64, s + 150.0 * inp.step, "seed {seed} chain {j}");
         }
         // fp16x2 SIMT, low lanes.
-        let inp = inputs(Precision::Fp16, 8, seed).unwrap();
+        let inp = inputs(Precision::Fp16, 8, 4, seed).unwrap();
         let lo = |w: u64| f16::from_bits(w as u16);
         for j in 0..8 {
             let mut x = lo(inp.words[3 + j]);
@@ -73,7 +73,7 @@ fn the_closed_form_is_exact_for_every_seed() {
             assert_eq!(x.to_f64(), inp.starts[2 * j] + 150.0 * inp.step, "seed {seed} fp16 chain {j}");
         }
         // fp16-accumulate Tensor Cores: D = A.B + C rounded to fp16 once per mma.
-        let inp = inputs(Precision::Fp16F16Acc, 4, seed).unwrap();
+        let inp = inputs(Precision::Fp16F16Acc, 4, 4, seed).unwrap();
         let (mut d, step) = (f16::from_bits(inp.words[3] as u16), inp.step);
         for _ in 0..150 {
             for _ in 0..512 {
@@ -85,7 +85,7 @@ fn the_closed_form_is_exact_for_every_seed() {
         assert_eq!(d.to_f64(), inp.starts[0] + 150.0 * step, "seed {seed} fp16 accumulate");
         // The other Tensor Core inputs: the sums fit fp32's (and int32's) exact range.
         for p in [Precision::Fp16F32Acc, Precision::Bf16F32Acc, Precision::Tf32, Precision::Int8, Precision::Fp8F32Acc] {
-            let inp = inputs(p, 4, seed).unwrap();
+            let inp = inputs(p, 4, 4, seed).unwrap();
             let end = inp.starts[0] + 150.0 * inp.step;
             assert!(end < (1 << 22) as f64 && (end * 4.0).fract() == 0.0, "{p:?}: {end}");
             assert_eq!(inp.starts.len(), 16);

@@ -70,7 +70,9 @@ pub struct Inputs {
 /// Values every format the family uses holds exactly: multiples of 1/8 in [1/4, 1].
 const EIGHTHS: [f64; 7] = [0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0];
 
-pub fn inputs(p: SheetPrecision, chains: usize, seed: u64) -> Option<Inputs> {
+/// `chains` independent accumulators a thread keeps; on the Tensor Core path, `acc` accumulator
+/// elements of each that its output stands for.
+pub fn inputs(p: SheetPrecision, chains: usize, acc: usize, seed: u64) -> Option<Inputs> {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut pick = |set: &[f64]| set[rng.random_range(0..set.len())];
     let c = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
@@ -96,13 +98,17 @@ pub fn inputs(p: SheetPrecision, chains: usize, seed: u64) -> Option<Inputs> {
         _ => {
             let k = mma_k(p)?;
             // fp16 accumulate stays exact only for small sums: 16ab in {1, 2, 4}.
+            // Hopper's fp8 Tensor Cores add into fewer bits than fp32 holds (wgmma's sums drifted
+            // by 1.5% with steps of 32ab = 12.5): fp8 steps are powers of two and c a multiple of
+            // one, so every partial sum is a small integer times a power of two.
             let set: &[f64] = match p {
                 SheetPrecision::Fp16F16Acc => &[0.25, 0.5],
                 SheetPrecision::Int8 => &[1.0, 2.0, 3.0],
-                SheetPrecision::Fp8F32Acc => &[0.5, 0.625, 0.75, 0.875, 1.0],
+                SheetPrecision::Fp8F32Acc => &[0.5, 1.0],
                 _ => &EIGHTHS,
             };
             let (a, b) = (pick(set), pick(set));
+            let c = if p == SheetPrecision::Fp8F32Acc { c * k * a * b } else { c };
             let image = |x: f64| -> Option<u64> {
                 Some(match p {
                     SheetPrecision::Fp16F16Acc | SheetPrecision::Fp16F32Acc => pair16(f16::from_f64(x).to_bits()),
@@ -113,18 +119,17 @@ pub fn inputs(p: SheetPrecision, chains: usize, seed: u64) -> Option<Inputs> {
                     _ => return None,
                 })
             };
-            let acc = match p {
+            let start = match p {
                 SheetPrecision::Fp16F16Acc => pair16(f16::from_f64(c).to_bits()),
                 SheetPrecision::Int8 => c as i32 as u32 as u64,
                 _ => (c as f32).to_bits() as u64,
             };
-            // Four accumulator elements per thread and chain, whatever the register packing.
-            Inputs { words: vec![image(a)?, image(b)?, image(-b)?, acc], starts: vec![c; 4 * chains], step: k * a * b }
+            Inputs { words: vec![image(a)?, image(b)?, image(-b)?, start], starts: vec![c; acc * chains], step: k * a * b }
         }
     })
 }
 
-/// Tasks warp `w` of `warps` runs when task t goes to warp t mod warps.
+/// Tasks unit `w` (a warp, or a warpgroup) of `warps` runs when task t goes to unit t mod warps.
 pub fn tasks_of(w: u64, warps: u64, tasks: u64) -> u64 {
     if w >= tasks {
         0
@@ -184,6 +189,8 @@ impl Family for Peak {
 struct Launched {
     inputs: Inputs,
     threads: u64,
+    /// Threads that run a task together: a warp, or a warpgroup for wgmma.
+    task_threads: u64,
 }
 
 struct PeakCase {
@@ -203,11 +210,13 @@ impl Case for PeakCase {
         let code = kernel.define("PREC")?;
         let p = precision_of(code).ok_or_else(|| LabError::Usage(format!("PREC = {code} is not a LAB_* precision of lab.h")))?;
         let chains = kernel.define("CHAINS")? as usize;
+        let acc = kernel.config.define("ACC").unwrap_or(4) as usize;
+        let task_threads = kernel.config.define("TASK_THREADS").unwrap_or(32) as u64;
         let inp =
-            inputs(p, chains, self.seed).ok_or_else(|| LabError::Usage(format!("the peak family has no inputs for {}", p.label())))?;
+            inputs(p, chains, acc, self.seed).ok_or_else(|| LabError::Usage(format!("the peak family has no inputs for {}", p.label())))?;
         gpu.stream.memcpy_htod(&inp.words, &mut self.inputs)?;
         let blocks = gpu.info.sms * (kernel.define("BLOCKS_PER_SM")? as u32).min(kernel.blocks_per_sm()?).max(1);
-        self.launched = Some(Launched { inputs: inp, threads: blocks as u64 * kernel.config.threads() as u64 });
+        self.launched = Some(Launched { inputs: inp, threads: blocks as u64 * kernel.config.threads() as u64, task_threads });
         let (out, _o) = self.out.device_ptr_mut(&gpu.stream);
         let (inputs, _i) = {
             use cudarc::driver::DevicePtr;
@@ -223,15 +232,15 @@ impl Case for PeakCase {
         Err(LabError::Usage("the peak family has no baseline".into()))
     }
 
-    /// Thread i of warp w: the sum over its accumulators of start + tasks_of(w) x step.
+    /// Thread i of task unit w: the sum over its accumulators of start + tasks_of(w) x step.
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
         let l = self.launched.as_ref().ok_or_else(|| LabError::Usage("checked before a launch".into()))?;
         let out = gpu.stream.clone_dtoh(&self.out)?;
-        let warps = l.threads / 32;
+        let (group, units) = (l.task_threads, l.threads / l.task_threads);
         let start: f64 = l.inputs.starts.iter().sum();
         let n = l.inputs.starts.len() as f64;
         let (tasks, step) = (self.tasks, l.inputs.step);
-        let want = (0..l.threads as usize).map(move |i| (i, start + n * step * tasks_of(i as u64 / 32, warps, tasks) as f64));
+        let want = (0..l.threads as usize).map(move |i| (i, start + n * step * tasks_of(i as u64 / group, units, tasks) as f64));
         Ok(verify::check(&out[..l.threads as usize], want, precision))
     }
 }

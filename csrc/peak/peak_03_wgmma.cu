@@ -1,0 +1,93 @@
+// Technique: the Tensor Cores' throughput through Hopper's warpgroup MMA (sm_90a), one PREC
+//   (lab.h's LAB_*) per manifest entry: fp16 -> fp32 and bf16 -> fp32 (m64n256k16), tf32 -> fp32
+//   (m64n256k8), fp8 e4m3 -> fp32 and int8 -> int32 (m64n256k32); both operands from shared memory
+//   (descriptors), one 64 x 256 accumulator per warpgroup, a persistent grid.
+// Teaches: the rate Hopper's sheet quotes, which only wgmma reaches (compare peak_02_mma_sync).
+// Limits: A is filled with one value a and B with b (or -b), so every element of a product is
+//   K x a x b whatever the layout (so no swizzle is needed); each task is (ITERS - 1) / 2 pairs of
+//   D += A.B and D += A.(-B) and one closing D += A.B, so each accumulator ends at
+//   c + (tasks its warpgroup ran) x K x a x b, exactly. Each thread writes that value if all its
+//   128 accumulators agree and NaN if not (a sum of 128 would not stay exact in a float).
+//   fp16 -> fp16 is left to peak_02: its accumulators would leave fp16's exact range here.
+#include "wgmma.cuh"
+
+// One warpgroup a block: the task loop then depends on blockIdx only, which the compiler knows
+// is uniform; a loop it thinks divergent makes it serialise the wgmmas (ptxas warning C7520).
+static_assert(BLOCK_X == 128 && BLOCK_Y == 1 && BLOCK_Z == 1, "one warpgroup a block");
+static_assert(ITERS % 2 == 1 && CHAINS == 1 && ACC == 1 && TASK_THREADS == 128, "ITERS odd; one accumulator a warpgroup");
+
+#if PREC == LAB_FP16_F32ACC
+#define LAB_WGMMA "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16"
+#define LAB_TAIL "p, 1, 1, 0, 0"
+#elif PREC == LAB_BF16_F32ACC
+#define LAB_WGMMA "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16"
+#define LAB_TAIL "p, 1, 1, 0, 0"
+#elif PREC == LAB_TF32
+#define LAB_WGMMA "wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32"
+#define LAB_TAIL "p, 1, 1"
+#elif PREC == LAB_FP8_F32ACC
+#define LAB_WGMMA "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"
+#define LAB_TAIL "p, 1, 1"
+#elif PREC == LAB_INT8
+#define LAB_WGMMA "wgmma.mma_async.sync.aligned.m64n256k32.s32.s8.s8"
+#define LAB_TAIL "p"
+#else
+#error "PREC: a wgmma LAB_* precision of lab.h (fp16 -> fp32, bf16, tf32, fp8, int8)"
+#endif
+#if PREC == LAB_INT8
+typedef int acc_t;
+#define LAB_C(x) "+r"(x)
+#else
+typedef float acc_t;
+#define LAB_C(x) "+f"(x)
+#endif
+
+// Every operand row is 32 bytes (two 16-byte core-matrix columns, LBO 128 apart), core-matrix
+// rows 256 bytes apart (SBO): A spans 2 KiB, B (256 rows) 8 KiB.
+#define LAB_LBO 128
+#define LAB_SBO 256
+
+__device__ __forceinline__ void lab_wgmma(acc_t (&d)[128], uint64_t da, uint64_t db) {
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" LAB_WGMMA " {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
+        "}, %128, %129, " LAB_TAIL ";\n}\n"
+        : LAB_C(d[0]), LAB_C(d[1]), LAB_C(d[2]), LAB_C(d[3]), LAB_C(d[4]), LAB_C(d[5]), LAB_C(d[6]), LAB_C(d[7]), LAB_C(d[8]), LAB_C(d[9]), LAB_C(d[10]), LAB_C(d[11]), LAB_C(d[12]), LAB_C(d[13]), LAB_C(d[14]), LAB_C(d[15]), LAB_C(d[16]), LAB_C(d[17]), LAB_C(d[18]), LAB_C(d[19]), LAB_C(d[20]), LAB_C(d[21]), LAB_C(d[22]), LAB_C(d[23]), LAB_C(d[24]), LAB_C(d[25]), LAB_C(d[26]), LAB_C(d[27]), LAB_C(d[28]), LAB_C(d[29]), LAB_C(d[30]), LAB_C(d[31]), LAB_C(d[32]), LAB_C(d[33]), LAB_C(d[34]), LAB_C(d[35]), LAB_C(d[36]), LAB_C(d[37]), LAB_C(d[38]), LAB_C(d[39]), LAB_C(d[40]), LAB_C(d[41]), LAB_C(d[42]), LAB_C(d[43]), LAB_C(d[44]), LAB_C(d[45]), LAB_C(d[46]), LAB_C(d[47]), LAB_C(d[48]), LAB_C(d[49]), LAB_C(d[50]), LAB_C(d[51]), LAB_C(d[52]), LAB_C(d[53]), LAB_C(d[54]), LAB_C(d[55]), LAB_C(d[56]), LAB_C(d[57]), LAB_C(d[58]), LAB_C(d[59]), LAB_C(d[60]), LAB_C(d[61]), LAB_C(d[62]), LAB_C(d[63]), LAB_C(d[64]), LAB_C(d[65]), LAB_C(d[66]), LAB_C(d[67]), LAB_C(d[68]), LAB_C(d[69]), LAB_C(d[70]), LAB_C(d[71]), LAB_C(d[72]), LAB_C(d[73]), LAB_C(d[74]), LAB_C(d[75]), LAB_C(d[76]), LAB_C(d[77]), LAB_C(d[78]), LAB_C(d[79]), LAB_C(d[80]), LAB_C(d[81]), LAB_C(d[82]), LAB_C(d[83]), LAB_C(d[84]), LAB_C(d[85]), LAB_C(d[86]), LAB_C(d[87]), LAB_C(d[88]), LAB_C(d[89]), LAB_C(d[90]), LAB_C(d[91]), LAB_C(d[92]), LAB_C(d[93]), LAB_C(d[94]), LAB_C(d[95]), LAB_C(d[96]), LAB_C(d[97]), LAB_C(d[98]), LAB_C(d[99]), LAB_C(d[100]), LAB_C(d[101]), LAB_C(d[102]), LAB_C(d[103]), LAB_C(d[104]), LAB_C(d[105]), LAB_C(d[106]), LAB_C(d[107]), LAB_C(d[108]), LAB_C(d[109]), LAB_C(d[110]), LAB_C(d[111]), LAB_C(d[112]), LAB_C(d[113]), LAB_C(d[114]), LAB_C(d[115]), LAB_C(d[116]), LAB_C(d[117]), LAB_C(d[118]), LAB_C(d[119]), LAB_C(d[120]), LAB_C(d[121]), LAB_C(d[122]), LAB_C(d[123]), LAB_C(d[124]), LAB_C(d[125]), LAB_C(d[126]), LAB_C(d[127])
+        : "l"(da), "l"(db));
+}
+
+// inputs (32-bit images): [0] A (a in every element), [1] B (b), [2] -B, [3] an accumulator (c).
+extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_03_wgmma(lab_peak_args p) {
+    __shared__ __align__(128) unsigned a_s[512], up_s[2048], down_s[2048];
+    const uint64_t* in = lab_ptr<const uint64_t>(p.inputs);
+    for (int i = threadIdx.x; i < 2048; i += BLOCK_X) {
+        if (i < 512) a_s[i] = (unsigned)in[0];
+        up_s[i] = (unsigned)in[1];
+        down_s[i] = (unsigned)in[2];
+    }
+    // Generic-proxy writes, read by wgmma through the async proxy.
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+    __syncthreads();
+    const uint64_t da = lab_desc(a_s, LAB_LBO, LAB_SBO, LAB_SWIZZLE_NONE);
+    const uint64_t up = lab_desc(up_s, LAB_LBO, LAB_SBO, LAB_SWIZZLE_NONE), down = lab_desc(down_s, LAB_LBO, LAB_SBO, LAB_SWIZZLE_NONE);
+    const unsigned c = (unsigned)in[3];
+    acc_t d[128];
+#pragma unroll
+    for (int r = 0; r < 128; ++r) d[r] = *reinterpret_cast<const acc_t*>(&c);
+    const uint64_t thread = (uint64_t)blockIdx.x * BLOCK_X + threadIdx.x;
+    for (uint64_t t = blockIdx.x; t < p.tasks; t += gridDim.x) {
+        lab_wgmma_fence();
+#pragma unroll 4
+        for (int i = 0; i < ITERS / 2; ++i) {
+            lab_wgmma(d, da, up);
+            lab_wgmma(d, da, down);
+        }
+        lab_wgmma(d, da, up);
+        lab_wgmma_commit();
+        lab_wgmma_wait<0>();
+    }
+    bool same = true;
+#pragma unroll
+    for (int r = 1; r < 128; ++r) same = same && d[r] == d[0];
+    lab_ptr<float>(p.out)[thread] = same ? (float)d[0] : __int_as_float(0x7fffffff);
+}
