@@ -5,9 +5,12 @@
 // Teaches: the rate Hopper's sheet quotes, which only wgmma reaches (compare peak_02_mma_sync).
 // Limits: A is filled with one value a and B with b (or -b), so every element of a product is
 //   K x a x b whatever the layout (so no swizzle is needed); each task is (ITERS - 1) / 2 pairs of
-//   D += A.B and D += A.(-B) and one closing D += A.B, so each accumulator ends at
-//   c + (tasks its warpgroup ran) x K x a x b, exactly. Each thread writes that value if all its
-//   128 accumulators agree and NaN if not (a sum of 128 would not stay exact in a float).
+//   D += A.B and D += A.(-B) and one closing D += A.B, so each accumulator ends a task at
+//   c + K x a x b exactly. Each task starts again from c and its gain is summed outside the
+//   Tensor Cores: Hopper's fp8 wgmma adds into a window narrower than fp32 (an accumulator that
+//   grew by a task's gain at a time stalled at 4096 with products of 1/4), so only small sums
+//   stay exact. A thread writes c + (tasks its warpgroup ran) x K x a x b if all 128 of its
+//   accumulators agreed after every task, and NaN if not.
 //   fp16 -> fp16 is left to peak_02: its accumulators would leave fp16's exact range here.
 #include "wgmma.cuh"
 
@@ -70,12 +73,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_03_wgmma(lab_peak_arg
     __syncthreads();
     const uint64_t da = lab_desc(a_s, LAB_LBO, LAB_SBO, LAB_SWIZZLE_NONE);
     const uint64_t up = lab_desc(up_s, LAB_LBO, LAB_SBO, LAB_SWIZZLE_NONE), down = lab_desc(down_s, LAB_LBO, LAB_SBO, LAB_SWIZZLE_NONE);
-    const unsigned c = (unsigned)in[3];
-    acc_t d[128];
-#pragma unroll
-    for (int r = 0; r < 128; ++r) d[r] = *reinterpret_cast<const acc_t*>(&c);
-    const uint64_t thread = (uint64_t)blockIdx.x * BLOCK_X + threadIdx.x;
+    const unsigned c_image = (unsigned)in[3];
+    const acc_t c = *reinterpret_cast<const acc_t*>(&c_image);
+    acc_t d[128], total = c;
+    bool same = true;
     for (uint64_t t = blockIdx.x; t < p.tasks; t += gridDim.x) {
+#pragma unroll
+        for (int r = 0; r < 128; ++r) d[r] = c;
         lab_wgmma_fence();
 #pragma unroll 4
         for (int i = 0; i < ITERS / 2; ++i) {
@@ -85,9 +89,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_03_wgmma(lab_peak_arg
         lab_wgmma(d, da, up);
         lab_wgmma_commit();
         lab_wgmma_wait<0>();
-    }
-    bool same = true;
 #pragma unroll
-    for (int r = 1; r < 128; ++r) same = same && d[r] == d[0];
-    lab_ptr<float>(p.out)[thread] = same ? (float)d[0] : __int_as_float(0x7fffffff);
+        for (int r = 1; r < 128; ++r) same = same && d[r] == d[0];
+        total += d[0] - c;
+    }
+    const uint64_t thread = (uint64_t)blockIdx.x * BLOCK_X + threadIdx.x;
+    lab_ptr<float>(p.out)[thread] = same ? (float)total : __int_as_float(0x7fffffff);
 }
