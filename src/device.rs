@@ -153,12 +153,21 @@ impl Gpu {
     }
 
     /// The cuBLAS handle on this GPU's stream, created on first use.
+    /// cuBLAS on this GPU's stream, with its context current (raw cuBLAS calls act there).
     pub fn blas(&self) -> Result<&CudaBlas> {
+        self.ctx.bind_to_thread()?;
         if let Some(b) = self.blas.get() {
             return Ok(b);
         }
         let b = CudaBlas::new(self.stream.clone())?;
         Ok(self.blas.get_or_init(|| b))
+    }
+
+    /// The stream's handle for a raw driver call, with this GPU's context made current first:
+    /// raw calls act in the thread's current context, which with several GPUs may be another's.
+    pub fn cu_stream(&self) -> Result<cudarc::driver::sys::CUstream> {
+        self.ctx.bind_to_thread()?;
+        Ok(self.stream.cu_stream())
     }
 
     /// Loads a variant's fatbin (the driver picks the SASS for this GPU, or JITs the PTX). Where

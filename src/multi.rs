@@ -174,13 +174,53 @@ pub struct MultiResults {
     pub nvlink_sheet_gbs: Option<u32>,
 }
 
+/// A PCI bus id as NVML writes it ("00000000:1B:00.0", or a 4-digit domain), made comparable.
+pub fn pci_key(bus_id: &str) -> String {
+    let id = bus_id.trim().to_ascii_lowercase();
+    match id.split_once(':') {
+        Some((domain, rest)) => format!("{:x}:{rest}", u32::from_str_radix(domain, 16).unwrap_or(0)),
+        None => id,
+    }
+}
+
+/// NVLinks between GPUs i and j of a run, from the PCI bus ids at the far end of each one's
+/// active links (`remotes`), the run's GPUs' own ids (`buses`) and those of every GPU of the
+/// machine (`machine`): links straight to j, else (on an NVSwitch fabric, as on HGX boards,
+/// where `nvidia-smi topo -m` also says NV18) the links both have to something that is not a
+/// GPU, the fewer of the two.
+pub fn nvlinks_between(remotes: &[Vec<String>], buses: &[String], machine: &[String], i: usize, j: usize) -> u32 {
+    let direct = remotes[i].iter().filter(|r| **r == buses[j]).count() as u32;
+    if direct > 0 {
+        return direct;
+    }
+    let to_switch = |g: usize| remotes[g].iter().filter(|r| !machine.contains(r)).count() as u32;
+    to_switch(i).min(to_switch(j))
+}
+
 fn nvml_links(gpus: &[Gpu]) -> Vec<Vec<Link>> {
     use nvml_wrapper::enum_wrappers::device::TopologyLevel;
     let Ok(nvml) = nvml_wrapper::Nvml::init() else {
         return vec![vec![Link::Unknown; gpus.len()]; gpus.len()];
     };
     let devs: Vec<_> = gpus.iter().map(|g| nvml.device_by_index(g.info.ordinal as u32).ok()).collect();
-    let bus = |i: usize| devs[i].as_ref().and_then(|d| d.pci_info().ok()).map(|p| p.bus_id.to_ascii_lowercase());
+    // Every GPU of the machine, so a link to one the run does not use is not taken for a switch.
+    let all: Vec<String> = (0..nvml.device_count().unwrap_or(0))
+        .filter_map(|i| nvml.device_by_index(i).ok()?.pci_info().ok().map(|p| pci_key(&p.bus_id)))
+        .collect();
+    let buses: Vec<String> =
+        devs.iter().map(|d| d.as_ref().and_then(|d| d.pci_info().ok()).map(|p| pci_key(&p.bus_id)).unwrap_or_default()).collect();
+    let remotes: Vec<Vec<String>> = devs
+        .iter()
+        .map(|d| {
+            let Some(d) = d else { return Vec::new() };
+            (0..18u32)
+                .filter_map(|l| {
+                    let link = d.link_wrapper_for(l);
+                    link.is_active().unwrap_or(false).then(|| link.remote_pci_info().ok().map(|p| pci_key(&p.bus_id)))?
+                })
+                .collect()
+        })
+        .collect();
     (0..gpus.len())
         .map(|i| {
             (0..gpus.len())
@@ -191,14 +231,7 @@ fn nvml_links(gpus: &[Gpu]) -> Vec<Vec<Link>> {
                     let (Some(a), Ok(b)) = (devs[i].as_ref(), nvml.device_by_index(gpus[j].info.ordinal as u32)) else {
                         return Link::Unknown;
                     };
-                    let target = bus(j);
-                    let nvlinks = (0..18u32)
-                        .filter(|&l| {
-                            let link = a.link_wrapper_for(l);
-                            link.is_active().unwrap_or(false)
-                                && link.remote_pci_info().ok().map(|p| p.bus_id.to_ascii_lowercase()) == target
-                        })
-                        .count() as u32;
+                    let nvlinks = nvlinks_between(&remotes, &buses, &all, i, j);
                     let level = a.topology_common_ancestor(b).ok().map(|t| match t {
                         TopologyLevel::Internal => "internal",
                         TopologyLevel::Single => "single",
@@ -222,14 +255,26 @@ fn can_access_peer(a: &Gpu, b: &Gpu) -> bool {
 }
 
 /// Lets `a` read and write `b`'s memory (and so lets copies between them go peer to peer).
+/// cudarc allocates from the device's stream-ordered memory pool (cuMemAllocAsync), which
+/// context peer access does not open: b's pool is opened to a as well.
 fn enable_peer_access(a: &Gpu, b: &Gpu) -> Result<()> {
     a.ctx.bind_to_thread()?;
     // SAFETY: a's context is current; b's context is live. "Already enabled" is not an error here.
     let r = unsafe { dsys::cuCtxEnablePeerAccess(b.ctx.cu_ctx(), 0) };
-    match r {
-        dsys::CUresult::CUDA_SUCCESS | dsys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(()),
-        other => Err(LabError::Usage(format!("cuCtxEnablePeerAccess({} -> {}): {other:?}", a.info.ordinal, b.info.ordinal))),
+    if !matches!(r, dsys::CUresult::CUDA_SUCCESS | dsys::CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+        return Err(LabError::Usage(format!("cuCtxEnablePeerAccess({} -> {}): {r:?}", a.info.ordinal, b.info.ordinal)));
     }
+    let mut pool = std::ptr::null_mut();
+    let access = dsys::CUmemAccessDesc {
+        location: dsys::CUmemLocation { type_: dsys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: a.ctx.cu_device() },
+        flags: dsys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: writes one pool handle of a live device, then sets one access descriptor on it.
+    unsafe {
+        dsys::cuDeviceGetMemPool(&mut pool, b.ctx.cu_device()).result()?;
+        dsys::cuMemPoolSetAccess(pool, &access, 1).result()?;
+    }
+    Ok(())
 }
 
 fn event(g: &Gpu) -> Result<CudaEvent> {
@@ -271,12 +316,10 @@ fn time_copy(gpus: &[Gpu], bufs: &[CudaSlice<u8>], src: usize, dst: usize, bytes
     let (s, _s) = bufs[src].device_ptr(&gpus[src].stream);
     let (d, _d) = bufs[dst].device_ptr(&g.stream);
     let ms = time_on_all(std::slice::from_ref(g), &mut || {
-        g.ctx.bind_to_thread()?;
+        let stream = g.cu_stream()?;
         for _ in 0..reps {
             // SAFETY: both buffers hold at least `bytes` bytes on their own devices.
-            unsafe {
-                cudarc::driver::result::memcpy_peer_async(g.ctx.cu_ctx(), d, gpus[src].ctx.cu_ctx(), s, bytes, g.stream.cu_stream())
-            }?;
+            unsafe { cudarc::driver::result::memcpy_peer_async(g.ctx.cu_ctx(), d, gpus[src].ctx.cu_ctx(), s, bytes, stream) }?;
         }
         Ok(())
     })?;
@@ -299,11 +342,8 @@ fn time_bidirectional(
             let g = &gpus[dst];
             let (s, _s) = bufs[src].device_ptr(&gpus[src].stream);
             let (d, _d) = scratch[dst].device_ptr(&g.stream);
-            g.ctx.bind_to_thread()?;
             // SAFETY: as in time_copy; the reverse copy lands in a separate scratch buffer.
-            unsafe {
-                cudarc::driver::result::memcpy_peer_async(g.ctx.cu_ctx(), d, gpus[src].ctx.cu_ctx(), s, bytes, g.stream.cu_stream())
-            }?;
+            unsafe { cudarc::driver::result::memcpy_peer_async(g.ctx.cu_ctx(), d, gpus[src].ctx.cu_ctx(), s, bytes, g.cu_stream()?) }?;
         }
     }
     for g in [&gpus[a], &gpus[b]] {
@@ -554,6 +594,11 @@ fn collective_runs<T: Elem>(gpus: &[Gpu], comms: &[Comm], sizes: &[u64], out: &m
     Ok(())
 }
 
+/// An error of one stage of `measure`, named.
+fn at(stage: &str, e: LabError) -> LabError {
+    LabError::Usage(format!("{stage}: {e}"))
+}
+
 fn nccl(e: cudarc::nccl::result::NcclError) -> LabError {
     LabError::Usage(format!("NCCL: {e:?}"))
 }
@@ -640,7 +685,8 @@ pub fn measure(gpus: &mut [Gpu], copy_sizes: &[u64], collective_sizes: &[u64]) -
         nccl_version: String::new(),
         nvlink_sheet_gbs: crate::sheet::for_device(&gpus[0].info.name, gpus[0].info.sms).and_then(|g| g.nvlink_gbs),
     };
-    peer_copies(gpus, copy_sizes, false, &mut out)?;
+    eprintln!("multi: peer copies, peer access off");
+    peer_copies(gpus, copy_sizes, false, &mut out).map_err(|e| at("peer copies (peer access off)", e))?;
     let mut peer = true;
     for i in 0..n {
         for j in (0..n).filter(|&j| j != i) {
@@ -652,17 +698,20 @@ pub fn measure(gpus: &mut [Gpu], copy_sizes: &[u64], collective_sizes: &[u64]) -
         }
     }
     if peer {
-        peer_copies(gpus, copy_sizes, true, &mut out)?;
+        eprintln!("multi: peer copies, peer access on");
+        peer_copies(gpus, copy_sizes, true, &mut out).map_err(|e| at("peer copies (peer access on)", e))?;
         let biggest = *copy_sizes.iter().max().unwrap_or(&(1 << 30));
-        kernel_reads(gpus, biggest as usize, &mut out)?;
+        eprintln!("multi: kernel reads of the other GPU's memory");
+        kernel_reads(gpus, biggest as usize, &mut out).map_err(|e| at("kernel reads", e))?;
     }
     let comms = Comm::from_devices(gpus.iter().map(|g| g.stream.clone()).collect()).map_err(nccl)?;
     let mut v = 0i32;
     // SAFETY: writes one int.
     unsafe { cudarc::nccl::sys::ncclGetVersion(&mut v) };
     out.nccl_version = format!("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
-    collective_runs::<f32>(gpus, &comms, collective_sizes, &mut out)?;
-    collective_runs::<bf16>(gpus, &comms, collective_sizes, &mut out)?;
+    eprintln!("multi: NCCL {} collectives", out.nccl_version);
+    collective_runs::<f32>(gpus, &comms, collective_sizes, &mut out).map_err(|e| at("fp32 collectives", e))?;
+    collective_runs::<bf16>(gpus, &comms, collective_sizes, &mut out).map_err(|e| at("bf16 collectives", e))?;
     drop(comms);
 
     // Data-parallel scaling: a 16384 x 4096 x 4096 GEMM (a BERT-large batch of 32 x 512 tokens
@@ -678,7 +727,8 @@ pub fn measure(gpus: &mut [Gpu], copy_sizes: &[u64], collective_sizes: &[u64]) -
             } else {
                 Vec::new()
             };
-            let s = scaling_step(&mut gpus[..g_n], &comms, lab_gemm, mnk, grad)?;
+            eprintln!("multi: data-parallel step, {name} on {g_n} GPU(s)");
+            let s = scaling_step(&mut gpus[..g_n], &comms, lab_gemm, mnk, grad).map_err(|e| at("data-parallel step", e))?;
             let t1v = *t1.get_or_insert(s.median_ms);
             out.scaling.push(ScalingRun {
                 gemm: name.into(),

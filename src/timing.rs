@@ -59,7 +59,7 @@ impl Timer {
         self.value = self.value.wrapping_add(1);
         let (ptr, _sync) = self.flush.device_ptr(&gpu.stream);
         // SAFETY: writes exactly the flush buffer's own bytes on the GPU's stream.
-        unsafe { cudarc::driver::result::memset_d8_async(ptr, self.value, self.flush.len(), gpu.stream.cu_stream()) }?;
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, self.value, self.flush.len(), gpu.cu_stream()?) }?;
         Ok(())
     }
 

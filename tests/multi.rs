@@ -1,7 +1,7 @@
 //! The multi family without GPUs: bus-bandwidth factors, the link classification, the parsing of
 //! `nvidia-smi topo -m`, and the host-side answers collectives are checked against.
 
-use kernel_lab::multi::{bus_factor, expected, parse_topo_matrix, value, Collective, Link};
+use kernel_lab::multi::{bus_factor, expected, nvlinks_between, parse_topo_matrix, pci_key, value, Collective, Link};
 
 #[test]
 fn bus_bandwidth_factors_are_nccl_tests() {
@@ -29,6 +29,21 @@ fn links_and_the_topology_matrix() {
     assert!(parse_topo_matrix("").is_err());
     assert!(parse_topo_matrix("\tCPU Affinity\n").unwrap_err().contains("no GPU columns"));
     assert!(parse_topo_matrix("\tGPU0\tGPU1\nGPU0\t X \tNV18\n").unwrap_err().contains("2-GPU header"));
+}
+
+#[test]
+fn nvlinks_direct_and_through_switches() {
+    assert_eq!(pci_key("00000000:1B:00.0"), pci_key("0000:1b:00.0"));
+    let (g0, g1, g2) = (pci_key("0000:18:00.0"), pci_key("0000:2a:00.0"), pci_key("0000:3a:00.0"));
+    let machine = vec![g0.clone(), g1.clone(), g2.clone()];
+    // Two GPUs joined by 4 direct links (and one more to a GPU outside the run).
+    let direct = vec![vec![g1.clone(); 4].into_iter().chain([g2.clone()]).collect(), vec![g0.clone(); 4]];
+    assert_eq!(nvlinks_between(&direct, &machine[..2], &machine, 0, 1), 4);
+    // HGX: each GPU's 18 links end on NVSwitches (ids that are no GPU's): NV18, as nvidia-smi says.
+    let switched: Vec<Vec<String>> = (0..2).map(|g| (0..18).map(|l| pci_key(&format!("0000:{:x}:00.0", 0xc0 + g * 18 + l))).collect()).collect();
+    assert_eq!(nvlinks_between(&switched, &machine[..2], &machine, 0, 1), 18);
+    // No links: PCIe only.
+    assert_eq!(nvlinks_between(&[vec![], vec![]], &machine[..2], &machine, 1, 0), 0);
 }
 
 #[test]

@@ -263,7 +263,11 @@ fn multi(ordinals: &[usize], sizes: &[String], max_collective: &str, dir: &Path,
         sizes.iter().map(|s| families::parse_count(s, "--size").map_err(LabError::Usage)).collect::<Result<_, _>>()?
     };
     let max = families::parse_count(max_collective, "--max-collective").map_err(LabError::Usage)?;
-    let collective_sizes: Vec<u64> = std::iter::successors(Some(8u64), |s| Some(s * 4)).take_while(|&s| s <= max).collect();
+    // 8 B up by 4x, and the largest itself (1 GiB is not 8 x a power of 4).
+    let mut collective_sizes: Vec<u64> = std::iter::successors(Some(8u64), |s| Some(s * 4)).take_while(|&s| s <= max).collect();
+    if collective_sizes.last() != Some(&max) {
+        collective_sizes.push(max);
+    }
     let ordinals: Vec<usize> = if ordinals.is_empty() { (0..device::list()?.len()).collect() } else { ordinals.to_vec() };
     if ordinals.len() < 2 {
         bail!("the multi family needs 2 or more GPUs; {} {} available", ordinals.len(), if ordinals.len() == 1 { "is" } else { "are" });

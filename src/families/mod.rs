@@ -213,7 +213,7 @@ pub fn memcpy_d2d<T>(gpu: &Gpu, dst: &mut cudarc::driver::CudaSlice<T>, src: &cu
     let (s, _s) = src.device_ptr(&gpu.stream);
     let (d, _d) = dst.device_ptr_mut(&gpu.stream);
     // SAFETY: both buffers hold at least `bytes` bytes and are distinct allocations.
-    unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, gpu.stream.cu_stream()) }?;
+    unsafe { cudarc::driver::result::memcpy_dtod_async(d, s, bytes, gpu.cu_stream()?) }?;
     Ok(())
 }
 
@@ -254,6 +254,6 @@ pub fn poison<T>(gpu: &Gpu, buf: &mut cudarc::driver::CudaSlice<T>) -> Result<()
     let bytes = buf.len() * std::mem::size_of::<T>();
     let (ptr, _sync) = buf.device_ptr_mut(&gpu.stream);
     // SAFETY: writes exactly the buffer's own bytes on the GPU's stream.
-    unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, gpu.stream.cu_stream()) }?;
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, gpu.cu_stream()?) }?;
     Ok(())
 }

@@ -297,7 +297,7 @@ fn pitched<T: DeviceRepr>(gpu: &Gpu, src: &CudaSlice<T>, dst: &mut Option<CudaSl
         Height: rows,
     };
     // SAFETY: both regions hold `rows` rows of the given pitches on this device.
-    unsafe { cuMemcpy2DAsync_v2(&copy, gpu.stream.cu_stream()) }.result()?;
+    unsafe { cuMemcpy2DAsync_v2(&copy, gpu.cu_stream()?) }.result()?;
     Ok(to)
 }
 
