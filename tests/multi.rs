@@ -40,7 +40,8 @@ fn nvlinks_direct_and_through_switches() {
     let direct = vec![vec![g1.clone(); 4].into_iter().chain([g2.clone()]).collect(), vec![g0.clone(); 4]];
     assert_eq!(nvlinks_between(&direct, &machine[..2], &machine, 0, 1), 4);
     // HGX: each GPU's 18 links end on NVSwitches (ids that are no GPU's): NV18, as nvidia-smi says.
-    let switched: Vec<Vec<String>> = (0..2).map(|g| (0..18).map(|l| pci_key(&format!("0000:{:x}:00.0", 0xc0 + g * 18 + l))).collect()).collect();
+    let switched: Vec<Vec<String>> =
+        (0..2).map(|g| (0..18).map(|l| pci_key(&format!("0000:{:x}:00.0", 0xc0 + g * 18 + l))).collect()).collect();
     assert_eq!(nvlinks_between(&switched, &machine[..2], &machine, 0, 1), 18);
     // No links: PCIe only.
     assert_eq!(nvlinks_between(&[vec![], vec![]], &machine[..2], &machine, 1, 0), 0);

@@ -9,9 +9,14 @@
 use std::marker::PhantomData;
 
 use cudarc::cublas::result::gemm_ex;
-use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T}, cudaDataType_t};
+use cudarc::cublas::sys::{
+    cublasComputeType_t, cublasGemmAlgo_t,
+    cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T},
+    cudaDataType_t,
+};
 use cudarc::driver::sys::{
-    cuMemcpy2DAsync_v2, CUDA_MEMCPY2D, CUmemorytype, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion, CUtensorMapSwizzle,
+    cuMemcpy2DAsync_v2, CUmemorytype, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+    CUtensorMapSwizzle, CUDA_MEMCPY2D,
 };
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use half::f16;
@@ -266,7 +271,14 @@ struct MmaCase<K: Kind> {
 /// The device address of `src` (rows x cols, packed) at row pitch `ld` elements: `src` itself
 /// when ld == cols, else a pitched copy into `dst` (allocated on first use) by cuMemcpy2DAsync
 /// on the lab's stream.
-fn pitched<T: DeviceRepr>(gpu: &Gpu, src: &CudaSlice<T>, dst: &mut Option<CudaSlice<T>>, rows: usize, cols: usize, ld: usize) -> Result<u64> {
+fn pitched<T: DeviceRepr>(
+    gpu: &Gpu,
+    src: &CudaSlice<T>,
+    dst: &mut Option<CudaSlice<T>>,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+) -> Result<u64> {
     let (from, _from) = src.device_ptr(&gpu.stream);
     if ld == cols {
         return Ok(from);
