@@ -183,15 +183,17 @@ fn find<'a>(f: &'a ResultsFile, k: &(String, String, String)) -> Option<&'a Entr
     f.entries.iter().find(|e| e.family == k.0 && e.shape == k.1 && e.variant == k.2)
 }
 
-fn cell(e: Option<&Entry>) -> String {
-    match e {
+/// Rate, ratio to the baseline, % of the ceiling the same file measured, % of the sheet.
+fn cell(f: &ResultsFile, k: &(String, String, String)) -> String {
+    match find(f, k) {
         None => "-".to_string(),
         Some(e) if e.status != Status::Ok => note(e),
         Some(e) => format!(
-            "{} {} ({} base, {} peak)",
+            "{} {} ({} base, {} of measured, {} of sheet)",
             opt(e.rate, rate_text),
             e.unit.label(),
             opt(e.vs_baseline, ratio_text),
+            opt(crate::roofline::of_measured(&crate::roofline::ceilings(f), e), pct_text),
             opt(e.vs_peak, pct_text)
         ),
     }
@@ -251,7 +253,7 @@ fn html_page(files: &[(String, ResultsFile)], labels: &[String], keys: &[(String
         .iter()
         .map(|k| {
             let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone()];
-            row.extend(files.iter().map(|(_, f)| cell(find(f, k))));
+            row.extend(files.iter().map(|(_, f)| cell(f, k)));
             row
         })
         .collect();
@@ -303,7 +305,7 @@ pub fn side_by_side(files: &[(String, ResultsFile)], format: Format, prices: &Pr
             let mut t = new_table(header, format == Format::Markdown);
             for k in &keys {
                 let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone()];
-                row.extend(files.iter().map(|(_, f)| cell(find(f, k))));
+                row.extend(files.iter().map(|(_, f)| cell(f, k)));
                 t.add_row(row);
             }
             let runs: Vec<String> = files

@@ -73,6 +73,18 @@ pub fn ceilings(file: &ResultsFile) -> Ceilings {
     c
 }
 
+/// An entry's rate as a fraction of the ceiling this file measured for it: the peak family's
+/// rate for its arithmetic, or the best memory (L2, for the l2 family) bandwidth for a GB/s rate.
+pub fn of_measured(c: &Ceilings, e: &Entry) -> Option<f64> {
+    let ceiling = match e.unit {
+        crate::families::Unit::Gbs if e.family == "l2" => c.l2_gbs,
+        crate::families::Unit::Gbs => c.dram_gbs,
+        crate::families::Unit::Tflops if e.family == "peak" => None,
+        crate::families::Unit::Tflops => c.of(crate::families::get(&e.family)?.arithmetic()),
+    }?;
+    Some(e.rate? / ceiling)
+}
+
 /// Entries that count FLOPs and move bytes (not the peak loops, which are the ceilings).
 pub fn points(file: &ResultsFile) -> Vec<Point> {
     file.entries
@@ -86,8 +98,7 @@ pub fn points(file: &ResultsFile) -> Vec<Point> {
                 variant: e.variant.clone(),
                 shape: e.shape.clone(),
                 baseline: e.baseline,
-                // The lab's arithmetic families are fp32 (sgemm's FMAs, reduce's adds).
-                precision: Precision::Fp32,
+                precision: crate::families::get(&e.family).map_or(Precision::Fp32, |f| f.arithmetic()),
                 intensity: e.work.flops / bytes,
                 tflops: e.work.flops / (ms / 1e3) / 1e12,
                 power_w: e.telemetry.as_ref().map(|t| t.power_w),

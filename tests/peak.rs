@@ -92,3 +92,21 @@ fn the_closed_form_is_exact_for_every_seed() {
         }
     }
 }
+
+#[test]
+fn fp64_tensor_inputs_are_full_doubles() {
+    let inp = inputs(Precision::Fp64Tensor, 4, 2, 11).unwrap();
+    // 64-bit images (the kernel reads them whole), two accumulators per thread and chain.
+    let (a, b, minus_b) = (f64::from_bits(inp.words[0]), f64::from_bits(inp.words[1]), f64::from_bits(inp.words[2]));
+    assert_eq!(minus_b, -b);
+    assert_eq!(inp.step, 4.0 * a * b, "m8n8k4: K = 4");
+    assert_eq!(inp.starts.len(), 8);
+    assert_eq!(f64::from_bits(inp.words[3]), inp.starts[0]);
+    assert_eq!(precision_of(1), Some(Precision::Fp64Tensor));
+    // A thread's float output sums 8 accumulators, multiples of 1/16: exact while below 2^16 each.
+    for seed in 0..200 {
+        let inp = inputs(Precision::Fp64Tensor, 4, 2, seed).unwrap();
+        let end = inp.starts[0] + 150.0 * inp.step;
+        assert!(end < 65536.0 && (end * 16.0).fract() == 0.0, "seed {seed}: {end}");
+    }
+}

@@ -1,7 +1,7 @@
 // Technique: the Tensor Cores' throughput through warp-wide mma.sync (sm_80 and later; fp8 on
 //   sm_89 and later), one PREC (lab.h's LAB_*) per manifest entry: fp16 -> fp32, fp16 -> fp16 and
 //   bf16 -> fp32 (m16n8k16), tf32 -> fp32 (m16n8k8), int8 -> int32 and fp8 e4m3 -> fp32
-//   (m16n8k32). CHAINS independent accumulators per warp, operands in
+//   (m16n8k32), and fp64 (m8n8k4, the DMMA path of A100 and H100/H200). CHAINS independent accumulators per warp, operands in
 //   registers, a persistent grid.
 // Teaches: what the warp-level MMA path delivers. On Ampere and Ada it is the Tensor Cores'
 //   peak; on Hopper only wgmma (issued by a warpgroup) reaches it, and this kernel shows how far
@@ -15,7 +15,10 @@
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCK_X % 32 == 0, "whole warps");
 static_assert(ITERS % 2 == 1 && CHAINS >= 1 && CHAINS <= 8, "ITERS odd: pairs of +B, -B and one +B");
 
-#if PREC == LAB_FP16_F16ACC
+#if PREC == LAB_FP64_TENSOR
+#define LAB_ACC_REGS 2  // m8n8k4: two fp64 accumulators per thread
+typedef double acc_t;
+#elif PREC == LAB_FP16_F16ACC
 #define LAB_ACC_REGS 2  // four fp16 accumulators, packed in pairs
 typedef unsigned acc_t;
 #elif PREC == LAB_INT8
@@ -26,6 +29,14 @@ typedef int acc_t;
 typedef float acc_t;
 #endif
 
+#if PREC == LAB_FP64_TENSOR
+// A and B are one fp64 each per thread: the 32-bit operand arrays are not used.
+__device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a), "d"(b));
+}
+#else
 __device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], const unsigned (&a)[4], const unsigned (&b)[2]) {
 #if PREC == LAB_FP16_F32ACC
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
@@ -55,6 +66,7 @@ __device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], const unsigned
 #error "PREC: a Tensor Core LAB_* precision of lab.h"
 #endif
 }
+#endif
 
 __device__ __forceinline__ double lab_sum(acc_t x) {
 #if PREC == LAB_FP16_F16ACC
@@ -66,18 +78,24 @@ __device__ __forceinline__ double lab_sum(acc_t x) {
 #endif
 }
 
-// inputs (32-bit register images): [0] A (a in every element), [1] B (b), [2] -B, [3] one
-// accumulator register holding c in every element.
+// inputs (register images, 32-bit but 64-bit for fp64): [0] A (a in every element), [1] B (b),
+// [2] -B, [3] one accumulator register holding c in every element.
 extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_02_mma_sync(lab_peak_args p) {
     const uint64_t* in = lab_ptr<const uint64_t>(p.inputs);
+#if PREC == LAB_FP64_TENSOR
+    const double a = __longlong_as_double(in[0]), up = __longlong_as_double(in[1]), down = __longlong_as_double(in[2]);
+    const acc_t c = __longlong_as_double(in[3]);
+#else
     const unsigned a[4] = {(unsigned)in[0], (unsigned)in[0], (unsigned)in[0], (unsigned)in[0]};
     const unsigned up[2] = {(unsigned)in[1], (unsigned)in[1]}, down[2] = {(unsigned)in[2], (unsigned)in[2]};
-    const unsigned c = (unsigned)in[3];
+    const unsigned c_image = (unsigned)in[3];
+    const acc_t c = *reinterpret_cast<const acc_t*>(&c_image);
+#endif
     acc_t d[CHAINS][LAB_ACC_REGS];
 #pragma unroll
     for (int j = 0; j < CHAINS; ++j)
 #pragma unroll
-        for (int r = 0; r < LAB_ACC_REGS; ++r) d[j][r] = *reinterpret_cast<const acc_t*>(&c);
+        for (int r = 0; r < LAB_ACC_REGS; ++r) d[j][r] = c;
     const uint64_t thread = (uint64_t)blockIdx.x * BLOCK_X + threadIdx.x;
     const uint64_t warps = (uint64_t)gridDim.x * BLOCK_X / 32;
     for (uint64_t t = thread / 32; t < p.tasks; t += warps) {

@@ -75,6 +75,11 @@ pub trait Family: Sync {
     fn baseline(&self) -> Option<&'static str>;
     fn precision(&self) -> Precision;
     fn unit(&self) -> Unit;
+    /// The arithmetic its FLOPs are done in, as the spec sheet names it (whose measured
+    /// ceiling bounds it on the roofline): fp32 unless the family says otherwise.
+    fn arithmetic(&self) -> crate::sheet::Precision {
+        crate::sheet::Precision::Fp32
+    }
     /// Names of the shape's dimensions, matched by manifests' `multiple_of`.
     fn dims(&self) -> &'static [&'static str];
     fn default_sizes(&self, quick: bool) -> Vec<Shape>;

@@ -41,6 +41,7 @@ pub fn precision_of(code: i64) -> Option<SheetPrecision> {
 /// Products summed into one element of D by one mma instruction (its K), for Tensor Core codes.
 fn mma_k(p: SheetPrecision) -> Option<f64> {
     match p {
+        SheetPrecision::Fp64Tensor => Some(4.0),
         SheetPrecision::Tf32 => Some(8.0),
         SheetPrecision::Fp16F16Acc | SheetPrecision::Fp16F32Acc | SheetPrecision::Bf16F32Acc => Some(16.0),
         SheetPrecision::Int8 | SheetPrecision::Fp8F32Acc => Some(32.0),
@@ -112,12 +113,14 @@ pub fn inputs(p: SheetPrecision, chains: usize, acc: usize, seed: u64) -> Option
                     SheetPrecision::Tf32 => (x as f32).to_bits() as u64,
                     SheetPrecision::Int8 => quad8(x as i8 as u8),
                     SheetPrecision::Fp8F32Acc => quad8(e4m3_bits(x)?),
+                    SheetPrecision::Fp64Tensor => x.to_bits(),
                     _ => return None,
                 })
             };
             let start = match p {
                 SheetPrecision::Fp16F16Acc => pair16(f16::from_f64(c).to_bits()),
                 SheetPrecision::Int8 => c as i32 as u32 as u64,
+                SheetPrecision::Fp64Tensor => c.to_bits(),
                 _ => (c as f32).to_bits() as u64,
             };
             Inputs { words: vec![image(a)?, image(b)?, image(-b)?, start], starts: vec![c; acc * chains], step: k * a * b }

@@ -154,6 +154,9 @@ impl<K: Kind> Family for MmaGemm<K> {
     fn unit(&self) -> Unit {
         Unit::Tflops
     }
+    fn arithmetic(&self) -> SheetPrecision {
+        K::SHEET
+    }
     fn dims(&self) -> &'static [&'static str] {
         &["m", "n", "k"]
     }
