@@ -123,6 +123,8 @@ pub struct Kernel {
     pub spec: &'static VariantSpec,
     pub config: Config,
     func: CudaFunction,
+    /// The loaded module, for helper entries compiled with the kernel (pad_rows.cuh).
+    module: Arc<cudarc::driver::CudaModule>,
     /// Where the code came from when not from the build's fatbin: said beside its results.
     pub compiled_here: Option<String>,
 }
@@ -219,7 +221,7 @@ impl Gpu {
                 spec.dyn_smem_bytes as i32,
             )?;
         }
-        Ok(Kernel { spec, config, func, compiled_here: None })
+        Ok(Kernel { spec, config, func, module, compiled_here: None })
     }
 
     pub fn sync(&self) -> Result<()> {
@@ -242,6 +244,28 @@ impl Kernel {
     pub fn usage(&self) -> Result<(u32, u32, u32)> {
         Ok((self.func.num_regs()? as u32, self.func.shared_size_bytes()? as u32, self.func.local_size_bytes()? as u32))
     }
+    /// Launches `name`, a helper entry of this kernel's module (not the variant itself), on
+    /// `grid` blocks of `block` threads with one argument struct from lab.h.
+    ///
+    /// # Safety
+    /// As for `launch`: `args` must be the struct `name` takes, its pointers live and large enough.
+    pub unsafe fn launch_helper<A: cudarc::driver::DeviceRepr>(
+        &self,
+        name: &str,
+        stream: &CudaStream,
+        grid: u32,
+        block: u32,
+        args: &A,
+    ) -> Result<()> {
+        let func = self.module.load_function(name)?;
+        let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
+        let mut builder = stream.launch_builder(&func);
+        builder.arg(args);
+        // SAFETY: the caller guarantees the argument matches the helper's single by-value parameter.
+        unsafe { builder.launch(cfg) }?;
+        Ok(())
+    }
+
     /// Launches the kernel with one argument struct from lab.h, on `grid` blocks of the
     /// manifest's block shape.
     ///

@@ -14,3 +14,4 @@ unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_peak_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_tc_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_tma_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_pad_args {}

@@ -93,6 +93,17 @@ typedef struct lab_gemm_tma_args {
     lab_tma b_map;
 } lab_gemm_tma_args;
 
+/* A helper in a TMA kernel's module: `rows` rows of `cols` 2-byte elements, packed at src, copied
+ * to dst at a row pitch of `ld` elements (a multiple of 8, so rows start 16-byte aligned); the
+ * padding of each row is written with zeros. */
+typedef struct lab_pad_args {
+    lab_dptr src;
+    lab_dptr dst;
+    uint64_t rows;
+    uint64_t cols;
+    uint64_t ld;
+} lab_pad_args;
+
 /* peak family: the precision a kernel measures (its PREC define), as the spec sheet names them. */
 #define LAB_FP64 0
 #define LAB_FP64_TENSOR 1

@@ -10,9 +10,10 @@
 // Teaches: the Hopper pipeline. Copies need one thread and no registers; the math is issued
 //   asynchronously by 128 threads at a time; the two only meet at mbarriers.
 // Limits: A is K-major (row-major A), B is MN-major (row-major B, wgmma's transpose flag); TMA needs
-//   16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch first (the edges
-//   of m, n and k are zero-filled by TMA); one tile per block (not persistent, no clusters or
+//   16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch first with
+//   lab_pad_rows_u16 (pad_rows.cuh, in this module); the edges of m, n and k are zero-filled by TMA; one tile per block (not persistent, no clusters or
 //   multicast); accumulators stored straight from registers with bounds checks.
+#include "pad_rows.cuh"
 #include "wgmma.cuh"
 
 #define STAGE_A (BM * BK * 2)
