@@ -154,8 +154,8 @@ impl Gpu {
         Ok(Gpu { ctx, stream, info, blas: std::sync::OnceLock::new(), kernels: HashMap::new(), compiled: HashMap::new() })
     }
 
-    /// The cuBLAS handle on this GPU's stream, created on first use.
-    /// cuBLAS on this GPU's stream, with its context current (raw cuBLAS calls act there).
+    /// The cuBLAS handle on this GPU's stream, created on first use, with this GPU's context made
+    /// current (raw cuBLAS calls act there).
     pub fn blas(&self) -> Result<&CudaBlas> {
         self.ctx.bind_to_thread()?;
         if let Some(b) = self.blas.get() {

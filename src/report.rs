@@ -183,8 +183,8 @@ fn find<'a>(f: &'a ResultsFile, k: &(String, String, String)) -> Option<&'a Entr
     f.entries.iter().find(|e| e.family == k.0 && e.shape == k.1 && e.variant == k.2)
 }
 
-/// Rate, ratio to the baseline, % of the ceiling the same file measured, % of the sheet.
-fn cell(f: &ResultsFile, k: &(String, String, String)) -> String {
+/// Rate, ratio to the baseline, % of the ceiling its file measured (`c`), % of the sheet.
+fn cell(f: &ResultsFile, c: &crate::roofline::Ceilings, k: &(String, String, String)) -> String {
     match find(f, k) {
         None => "-".to_string(),
         Some(e) if e.status != Status::Ok => note(e),
@@ -193,7 +193,7 @@ fn cell(f: &ResultsFile, k: &(String, String, String)) -> String {
             opt(e.rate, rate_text),
             e.unit.label(),
             opt(e.vs_baseline, ratio_text),
-            opt(crate::roofline::of_measured(&crate::roofline::ceilings(f), e), pct_text),
+            opt(crate::roofline::of_measured(c, e), pct_text),
             opt(e.vs_peak, pct_text)
         ),
     }
@@ -249,22 +249,22 @@ fn html_page(files: &[(String, ResultsFile)], labels: &[String], keys: &[(String
     use crate::roofline;
     let mut header = vec!["family".to_string(), "shape".to_string(), "variant".to_string()];
     header.extend(labels.iter().cloned());
+    let ceilings: Vec<_> = files.iter().map(|(_, f)| roofline::ceilings(f)).collect();
     let rows: Vec<Vec<String>> = keys
         .iter()
         .map(|k| {
             let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone()];
-            row.extend(files.iter().map(|(_, f)| cell(f, k)));
+            row.extend(files.iter().zip(&ceilings).map(|((_, f), c)| cell(f, c, k)));
             row
         })
         .collect();
     let mut body = format!("<h1>kernel-lab report</h1>\n<h2>Side by side</h2>\n{}", html_table(&header, &rows));
-    for ((path, f), label) in files.iter().zip(labels) {
-        let c = roofline::ceilings(f);
+    for (((path, f), label), c) in files.iter().zip(labels).zip(&ceilings) {
         let all = roofline::points(f);
         let pts = roofline::headline(&all);
         body.push_str(&format!("<h2>{}</h2>\n<p>{}</p>\n", esc(label), esc(path)));
-        body.push_str(&roofline::svg(&format!("{label}: measured roofline"), &c, &all));
-        body.push_str(&html_table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(&c, &pts, price_for(f, prices))));
+        body.push_str(&roofline::svg(&format!("{label}: measured roofline"), c, &all));
+        body.push_str(&html_table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(c, &pts, price_for(f, prices))));
         let (h, r) = roofline::bounds_rows(&pts);
         body.push_str("<p>The same work on the spec sheet's GPUs: attainable bounds, not measurements.</p>\n");
         body.push_str(&html_table(&h, &r));
@@ -303,9 +303,10 @@ pub fn side_by_side(files: &[(String, ResultsFile)], format: Format, prices: &Pr
             let mut header = vec!["family".to_string(), "shape".to_string(), "variant".to_string()];
             header.extend(labels.iter().cloned());
             let mut t = new_table(header, format == Format::Markdown);
+            let ceilings: Vec<_> = files.iter().map(|(_, f)| crate::roofline::ceilings(f)).collect();
             for k in &keys {
                 let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone()];
-                row.extend(files.iter().map(|(_, f)| cell(f, k)));
+                row.extend(files.iter().zip(&ceilings).map(|((_, f), c)| cell(f, c, k)));
                 t.add_row(row);
             }
             let runs: Vec<String> = files
