@@ -594,9 +594,10 @@ fn collective_runs<T: Elem>(gpus: &[Gpu], comms: &[Comm], sizes: &[u64], out: &m
     Ok(())
 }
 
-/// An error of one stage of `measure`, named.
-fn at(stage: &str, e: LabError) -> LabError {
-    LabError::Usage(format!("{stage}: {e}"))
+/// One stage of `measure`: said as it starts, and named in its error.
+fn stage<T>(name: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
+    eprintln!("multi: {name}");
+    run().map_err(|e| LabError::Usage(format!("{name}: {e}")))
 }
 
 fn nccl(e: cudarc::nccl::result::NcclError) -> LabError {
@@ -685,8 +686,7 @@ pub fn measure(gpus: &mut [Gpu], copy_sizes: &[u64], collective_sizes: &[u64]) -
         nccl_version: String::new(),
         nvlink_sheet_gbs: crate::sheet::for_device(&gpus[0].info.name, gpus[0].info.sms).and_then(|g| g.nvlink_gbs),
     };
-    eprintln!("multi: peer copies, peer access off");
-    peer_copies(gpus, copy_sizes, false, &mut out).map_err(|e| at("peer copies (peer access off)", e))?;
+    stage("peer copies, peer access off", || peer_copies(gpus, copy_sizes, false, &mut out))?;
     let mut peer = true;
     for i in 0..n {
         for j in (0..n).filter(|&j| j != i) {
@@ -698,20 +698,17 @@ pub fn measure(gpus: &mut [Gpu], copy_sizes: &[u64], collective_sizes: &[u64]) -
         }
     }
     if peer {
-        eprintln!("multi: peer copies, peer access on");
-        peer_copies(gpus, copy_sizes, true, &mut out).map_err(|e| at("peer copies (peer access on)", e))?;
+        stage("peer copies, peer access on", || peer_copies(gpus, copy_sizes, true, &mut out))?;
         let biggest = *copy_sizes.iter().max().unwrap_or(&(1 << 30));
-        eprintln!("multi: kernel reads of the other GPU's memory");
-        kernel_reads(gpus, biggest as usize, &mut out).map_err(|e| at("kernel reads", e))?;
+        stage("kernel reads of the other GPU's memory", || kernel_reads(gpus, biggest as usize, &mut out))?;
     }
     let comms = Comm::from_devices(gpus.iter().map(|g| g.stream.clone()).collect()).map_err(nccl)?;
     let mut v = 0i32;
     // SAFETY: writes one int.
     unsafe { cudarc::nccl::sys::ncclGetVersion(&mut v) };
     out.nccl_version = format!("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100);
-    eprintln!("multi: NCCL {} collectives", out.nccl_version);
-    collective_runs::<f32>(gpus, &comms, collective_sizes, &mut out).map_err(|e| at("fp32 collectives", e))?;
-    collective_runs::<bf16>(gpus, &comms, collective_sizes, &mut out).map_err(|e| at("bf16 collectives", e))?;
+    stage(&format!("NCCL {} collectives, fp32", out.nccl_version), || collective_runs::<f32>(gpus, &comms, collective_sizes, &mut out))?;
+    stage("NCCL collectives, bf16", || collective_runs::<bf16>(gpus, &comms, collective_sizes, &mut out))?;
     drop(comms);
 
     // Data-parallel scaling: a 16384 x 4096 x 4096 GEMM (a BERT-large batch of 32 x 512 tokens
@@ -727,8 +724,9 @@ pub fn measure(gpus: &mut [Gpu], copy_sizes: &[u64], collective_sizes: &[u64]) -
             } else {
                 Vec::new()
             };
-            eprintln!("multi: data-parallel step, {name} on {g_n} GPU(s)");
-            let s = scaling_step(&mut gpus[..g_n], &comms, lab_gemm, mnk, grad).map_err(|e| at("data-parallel step", e))?;
+            let s = stage(&format!("data-parallel step, {name} on {g_n} GPU(s)"), || {
+                scaling_step(&mut gpus[..g_n], &comms, lab_gemm, mnk, grad)
+            })?;
             let t1v = *t1.get_or_insert(s.median_ms);
             out.scaling.push(ScalingRun {
                 gemm: name.into(),
