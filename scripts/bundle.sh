@@ -9,7 +9,7 @@ cp target/release/kernel-lab dist/
 # The Tensor Core fatbins themselves, for cuobjdump -sass on the GPU machine.
 out=$(cargo build --release --bin kernel-lab --message-format=json 2>/dev/null |
     grep '"reason":"build-script-executed"' | grep -o '"out_dir":"[^"]*kernel-lab-[^"]*"' | cut -d'"' -f4)
-mkdir -p dist/fatbin && cp "$out"/kernels/{tensor,tf32,int8}_*.fatbin dist/fatbin/
+mkdir -p dist/fatbin && cp "$out"/kernels/{tensor,tf32,int8,peak}_*.fatbin dist/fatbin/
 exe() { # prints the executable cargo built for the named target
     grep -o '"executable":"[^"]*"' | grep "/$1-" | head -n 1 | cut -d'"' -f4
 }

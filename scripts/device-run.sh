@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What one device-tool call runs on the GPU machine, from the repository root, with dist/ carried
-# (`cargo make device-bundle`). Each argument is one step: `test-gpu`, `transfers`, or the
-# arguments of a `kernel-lab` subcommand ("tune sgemm sgemm_10 --budget 100", "bench memory").
+# (`cargo make device-bundle`). Each argument is one step: `test-gpu`, `sass` (the architectures
+# and the Tensor Core instructions in the bundled fatbins, by cuobjdump), or the arguments of a
+# `kernel-lab` subcommand ("tune sgemm sgemm_10 --budget 100", "bench memory", "transfers").
 # Steps run in order, each under `timeout STEP_LIMIT` (default 300 s), so a slow step cannot
 # cost the results of the others. Everything goes to $OUT: run.log (all output), devices.txt and
 # the results files, which are copied after every step.
@@ -23,6 +24,12 @@ for step in "$@"; do
             echo "NOTICE: one GPU: the two-GPU tests are SKIPPED" | tee -a "$OUT/run.log"
             cmd+=(--skip two_gpus)
         fi
+        ;;
+    sass)
+        cmd=(bash -c 'for f in dist/fatbin/*.fatbin; do
+            echo "$f: $(cuobjdump --list-elf "$f" | grep -o "sm_[0-9]*a*" | sort -u | tr "\n" " ")"
+            cuobjdump -sass "$f" | grep -oE "[HIQ]GMMA\.[^ ]*|[HID]MMA\.[^ ]*" | sort | uniq -c
+        done')
         ;;
     *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;
     esac
