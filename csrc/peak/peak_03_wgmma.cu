@@ -39,10 +39,10 @@ static_assert(ITERS % 2 == 1 && CHAINS == 1 && ACC == 1 && TASK_THREADS == 128, 
 #endif
 #if PREC == LAB_INT8
 typedef int acc_t;
-#define LAB_C(x) "+r"(x)
+#define LAB_C LAB_R
 #else
 typedef float acc_t;
-#define LAB_C(x) "+f"(x)
+#define LAB_C LAB_F
 #endif
 
 // Every operand row is 32 bytes (two 16-byte core-matrix columns, LBO 128 apart), core-matrix
@@ -51,12 +51,9 @@ typedef float acc_t;
 #define LAB_SBO 256
 
 __device__ __forceinline__ void lab_wgmma(acc_t (&d)[128], uint64_t da, uint64_t db) {
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" LAB_WGMMA " {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127"
-        "}, %128, %129, " LAB_TAIL ";\n}\n"
-        : LAB_C(d[0]), LAB_C(d[1]), LAB_C(d[2]), LAB_C(d[3]), LAB_C(d[4]), LAB_C(d[5]), LAB_C(d[6]), LAB_C(d[7]), LAB_C(d[8]), LAB_C(d[9]), LAB_C(d[10]), LAB_C(d[11]), LAB_C(d[12]), LAB_C(d[13]), LAB_C(d[14]), LAB_C(d[15]), LAB_C(d[16]), LAB_C(d[17]), LAB_C(d[18]), LAB_C(d[19]), LAB_C(d[20]), LAB_C(d[21]), LAB_C(d[22]), LAB_C(d[23]), LAB_C(d[24]), LAB_C(d[25]), LAB_C(d[26]), LAB_C(d[27]), LAB_C(d[28]), LAB_C(d[29]), LAB_C(d[30]), LAB_C(d[31]), LAB_C(d[32]), LAB_C(d[33]), LAB_C(d[34]), LAB_C(d[35]), LAB_C(d[36]), LAB_C(d[37]), LAB_C(d[38]), LAB_C(d[39]), LAB_C(d[40]), LAB_C(d[41]), LAB_C(d[42]), LAB_C(d[43]), LAB_C(d[44]), LAB_C(d[45]), LAB_C(d[46]), LAB_C(d[47]), LAB_C(d[48]), LAB_C(d[49]), LAB_C(d[50]), LAB_C(d[51]), LAB_C(d[52]), LAB_C(d[53]), LAB_C(d[54]), LAB_C(d[55]), LAB_C(d[56]), LAB_C(d[57]), LAB_C(d[58]), LAB_C(d[59]), LAB_C(d[60]), LAB_C(d[61]), LAB_C(d[62]), LAB_C(d[63]), LAB_C(d[64]), LAB_C(d[65]), LAB_C(d[66]), LAB_C(d[67]), LAB_C(d[68]), LAB_C(d[69]), LAB_C(d[70]), LAB_C(d[71]), LAB_C(d[72]), LAB_C(d[73]), LAB_C(d[74]), LAB_C(d[75]), LAB_C(d[76]), LAB_C(d[77]), LAB_C(d[78]), LAB_C(d[79]), LAB_C(d[80]), LAB_C(d[81]), LAB_C(d[82]), LAB_C(d[83]), LAB_C(d[84]), LAB_C(d[85]), LAB_C(d[86]), LAB_C(d[87]), LAB_C(d[88]), LAB_C(d[89]), LAB_C(d[90]), LAB_C(d[91]), LAB_C(d[92]), LAB_C(d[93]), LAB_C(d[94]), LAB_C(d[95]), LAB_C(d[96]), LAB_C(d[97]), LAB_C(d[98]), LAB_C(d[99]), LAB_C(d[100]), LAB_C(d[101]), LAB_C(d[102]), LAB_C(d[103]), LAB_C(d[104]), LAB_C(d[105]), LAB_C(d[106]), LAB_C(d[107]), LAB_C(d[108]), LAB_C(d[109]), LAB_C(d[110]), LAB_C(d[111]), LAB_C(d[112]), LAB_C(d[113]), LAB_C(d[114]), LAB_C(d[115]), LAB_C(d[116]), LAB_C(d[117]), LAB_C(d[118]), LAB_C(d[119]), LAB_C(d[120]), LAB_C(d[121]), LAB_C(d[122]), LAB_C(d[123]), LAB_C(d[124]), LAB_C(d[125]), LAB_C(d[126]), LAB_C(d[127])
-        : "l"(da), "l"(db));
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n" LAB_WGMMA " " LAB_WGMMA_D128 ", %128, %129, " LAB_TAIL ";\n}\n"
+                 : LAB_WGMMA_OUT128(LAB_C, d)
+                 : "l"(da), "l"(db));
 }
 
 // inputs (32-bit images): [0] A (a in every element), [1] B (b), [2] -B, [3] an accumulator (c).
