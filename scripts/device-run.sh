@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What one device-tool call runs on the GPU machine, from the repository root, with dist/ carried
-# (`cargo make device-bundle`). Each argument is one step: `test-gpu`, `sass` (the architectures
+# (`cargo make device-bundle`). Each argument is one step: `test-gpu [filter]`, `sass` (the architectures
 # and the Tensor Core instructions in the bundled fatbins, by cuobjdump), or the arguments of a
 # `kernel-lab` subcommand ("tune sgemm sgemm_10 --budget 100", "bench memory", "transfers").
 # Steps run in order, each under `timeout STEP_LIMIT` (default 300 s), so a slow step cannot
@@ -18,8 +18,8 @@ status=0
 for step in "$@"; do
     echo "=== $step ($(date -u +%H:%M:%S))" | tee -a "$OUT/run.log"
     case "$step" in
-    test-gpu)
-        cmd=(dist/test-gpu --include-ignored)
+    test-gpu*)  # "test-gpu two_gpus" passes a name filter on to the test binary
+        read -ra words <<<"$step" && cmd=(dist/test-gpu --include-ignored "${words[@]:1}")
         if [ "$(nvidia-smi -L | grep -c '^GPU')" -lt 2 ]; then
             echo "NOTICE: one GPU: the two-GPU tests are SKIPPED" | tee -a "$OUT/run.log"
             cmd+=(--skip two_gpus)
