@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # What one device-tool call runs on the GPU machine, from the repository root, with dist/ carried
 # (`cargo make device-bundle`). Each argument is one step: `test-gpu [filter]`, `sass` (the architectures
-# and the Tensor Core instructions in the bundled fatbins, by cuobjdump), or the arguments of a
-# `kernel-lab` subcommand ("tune sgemm sgemm_10 --budget 100", "bench memory", "transfers").
+# and the Tensor Core instructions in the bundled fatbins, by cuobjdump), the arguments of a
+# `kernel-lab` subcommand ("tune sgemm sgemm_10 --budget 100", "bench memory", "transfers"), or
+# those after "nvrtc " for the bundle's sm_120-only CLI (`bundle.sh nvrtc`).
 # Steps run in order, each under `timeout STEP_LIMIT` (default 300 s), so a slow step cannot
 # cost the results of the others. Everything goes to $OUT: run.log (all output), devices.txt and
 # the results files, which are copied after every step.
@@ -31,11 +32,13 @@ for step in "$@"; do
             cuobjdump -sass "$f" | grep -oE "[HIQ]GMMA\.[^ ]*|[HID]MMA\.[^ ]*" | sort | uniq -c
         done')
         ;;
+    nvrtc\ *) read -ra words <<<"${step#nvrtc }" && cmd=(dist/nvrtc/kernel-lab "${words[@]}") ;;
     *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;
     esac
     timeout "$limit" "${cmd[@]}" 2>&1 | tee -a "$OUT/run.log"
     rc=${PIPESTATUS[0]}
     [ "$rc" -ne 0 ] && status=$rc && echo "=== exit $rc: $step" | tee -a "$OUT/run.log"
     cp results/*.json "$OUT/" 2>/dev/null
+    for d in results/*/; do [ -n "$(ls "$d"*.json 2>/dev/null)" ] && mkdir -p "$OUT/$d" && cp "$d"*.json "$OUT/$d"; done
 done
 echo "=== device-run done ($(date -u +%H:%M:%S)), last failing exit: $status" | tee -a "$OUT/run.log"

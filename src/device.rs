@@ -185,10 +185,10 @@ impl Gpu {
             self.load(spec, spec.config(), Ptx::from_binary(spec.fatbin.to_vec()))?
         } else {
             let (code, how) = match crate::jit::compile(spec, &spec.config(), sm) {
-                Ok(ptx) => (ptx, format!("compiled here by NVRTC {}: sm_{sm} is not in the fatbin", crate::jit::version()?)),
+                Ok(ptx) => (ptx, format!("NVRTC {} here: sm_{sm} is not in the fatbin", crate::jit::version()?)),
                 Err(first) => {
                     let n = crate::legacy::Nvrtc::load().map_err(|e| LabError::Usage(format!("{first}; {e}")))?;
-                    let how = format!("compiled here by NVRTC {}.{}: sm_{sm} is not in the fatbin", n.version.0, n.version.1);
+                    let how = format!("NVRTC {}.{} here: sm_{sm} is not in the fatbin", n.version.0, n.version.1);
                     (Ptx::from_binary(n.cubin(spec, sm)?), how)
                 }
             };

@@ -62,9 +62,9 @@ pub fn per_watt(e: &Entry) -> Option<f64> {
     Some(e.rate? / e.telemetry.as_ref().map(|t| t.power_w).filter(|&w| w > 0.0)?)
 }
 
-/// What the status column says.
+/// What the status column says, and where the kernel was compiled if not by the build.
 fn note(e: &Entry) -> String {
-    match e.status {
+    let status = match e.status {
         Status::Ok => match e.telemetry.as_ref().filter(|t| t.throttled()) {
             Some(t) => format!("ok, throttled ({}){}", t.throttle.join(", "), if e.remeasured { " twice" } else { "" }),
             None if e.remeasured => "ok (re-timed: the first timing throttled)".to_string(),
@@ -72,6 +72,10 @@ fn note(e: &Entry) -> String {
         },
         Status::Failed => format!("FAILED: {}", e.reason.as_deref().unwrap_or("")),
         Status::Skipped => format!("skipped: {}", e.reason.as_deref().unwrap_or("")),
+    };
+    match &e.compiled_here {
+        Some(how) => format!("{status}; compiled by {how}"),
+        None => status,
     }
 }
 
@@ -189,12 +193,13 @@ fn cell(f: &ResultsFile, c: &crate::roofline::Ceilings, k: &(String, String, Str
         None => "-".to_string(),
         Some(e) if e.status != Status::Ok => note(e),
         Some(e) => format!(
-            "{} {} ({} base, {} of measured, {} of sheet)",
+            "{} {} ({} base, {} of measured, {} of sheet){}",
             opt(e.rate, rate_text),
             e.unit.label(),
             opt(e.vs_baseline, ratio_text),
             opt(crate::roofline::of_measured(c, e), pct_text),
-            opt(e.vs_peak, pct_text)
+            opt(e.vs_peak, pct_text),
+            e.compiled_here.as_ref().map(|how| format!(", compiled by {how}")).unwrap_or_default()
         ),
     }
 }
@@ -416,7 +421,9 @@ pub fn heatmap(rec: &TuneRecord, markdown: bool) -> Option<String> {
         for c in cols.iter() {
             let found = rec.candidates.iter().find(|k| k.config.value(row) == Some(*r) && k.config.value(col) == Some(*c));
             let best = rec.best.as_ref().is_some_and(|b| b.value(row) == Some(*r) && b.value(col) == Some(*c));
+            let pruned = || crate::tune::prefilter(spec, &spec.config().with(row, *r).with(col, *c), None).is_err();
             line.push(match found {
+                None if pruned() => "x".to_string(),
                 None => String::new(),
                 Some(k) => match (k.status, k.rate) {
                     (CandidateStatus::Ok, Some(rate)) => format!("{}{}", rate_text(rate), if best { " *" } else { "" }),

@@ -242,6 +242,7 @@ pub fn measure(
         source_hash: None,
         telemetry: None,
         remeasured: false,
+        compiled_here: None,
     };
     let kernel = match subject {
         Subject::Baseline => {
@@ -263,9 +264,7 @@ pub fn measure(
             }
             match gpu.kernel(v) {
                 Ok(k) => {
-                    if let Some(how) = &k.compiled_here {
-                        e.config = format!("{} ({how})", e.config);
-                    }
+                    e.compiled_here = k.compiled_here.clone();
                     Some(k)
                 }
                 Err(err) => return Ok(failed(e, format!("cannot load: {err}"))),

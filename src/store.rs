@@ -78,6 +78,10 @@ pub struct TuneRecord {
     /// Configurations in the search space, and how many were tried within the budget.
     pub space: usize,
     pub tried: usize,
+    /// Configurations dropped before compiling (a manifest constraint, the block size), counted
+    /// per reason: the configurations themselves follow from the manifest.
+    #[serde(default)]
+    pub pruned: Vec<(String, usize)>,
     pub candidates: Vec<Candidate>,
     /// The finalists re-timed head to head: (config label, median of each round, ms).
     pub head_to_head: Vec<(String, Vec<f64>)>,
@@ -86,6 +90,14 @@ pub struct TuneRecord {
     pub best_hash: Option<String>,
     pub best_median_ms: Option<f64>,
     pub best_rate: Option<f64>,
+}
+
+impl TuneRecord {
+    /// Configurations pruned before compiling, or rejected after (no compile, no launch).
+    pub fn rejected(&self) -> usize {
+        self.pruned.iter().map(|(_, n)| n).sum::<usize>()
+            + self.candidates.iter().filter(|c| c.status == CandidateStatus::Rejected).count()
+    }
 }
 
 /// One invocation of `kernel-lab bench`.
@@ -146,6 +158,10 @@ pub struct Entry {
     /// The first timing saw throttling, so the launches were timed once more (this is that run).
     #[serde(default)]
     pub remeasured: bool,
+    /// How the kernel was compiled where the build had no code for this GPU ("NVRTC 13.0 here:
+    /// sm_90 is not in the fatbin"); absent for the build's own fatbins.
+    #[serde(default)]
+    pub compiled_here: Option<String>,
 }
 
 impl Entry {

@@ -191,6 +191,7 @@ impl Search<'_> {
             budget_s: self.budget_s,
             space: all.len(),
             tried: 0,
+            pruned: Vec::new(),
             candidates: Vec::new(),
             head_to_head: Vec::new(),
             best: None,
@@ -206,7 +207,12 @@ impl Search<'_> {
                 }
                 (ok, no)
             });
-        rec.candidates.extend(pruned.into_iter().map(|(c, why)| rejected(&c, why)));
+        for (_, why) in pruned {
+            match rec.pruned.iter_mut().find(|(r, _)| *r == why) {
+                Some((_, n)) => *n += 1,
+                None => rec.pruned.push((why, 1)),
+            }
+        }
         // The manifest's configuration first (the reference point), the rest in a seeded random
         // order, so a budget that ends the search early still samples the whole space.
         let mut runnable = runnable;

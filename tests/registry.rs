@@ -208,3 +208,14 @@ fn every_family_has_sizes_work_and_a_manifest() {
     let v = registry::by_name("reduce_05_single_pass").unwrap();
     assert_eq!(r.work(&Shape(vec![1 << 30]), Some(&v.config())).bytes_written, 0.0, "a reduction's bytes are reads");
 }
+
+#[test]
+fn tma_pitches_keep_rows_on_the_sector_grid() {
+    use kernel_lab::families::tensor::fast_pitch;
+    assert_eq!(fast_pitch(4096, 2), 4096);
+    assert_eq!(fast_pitch(4112, 2), 4112, "8224-byte rows are whole sectors: no copy");
+    assert_eq!(fast_pitch(4104, 2), 4160, "16-byte-aligned is not enough");
+    assert_eq!(fast_pitch(4097, 2), 4160);
+    assert_eq!(fast_pitch(4111, 2), 4160);
+    assert_eq!(fast_pitch(1003, 4), 1024);
+}

@@ -67,6 +67,7 @@ fn entry(variant: &str, shape: &str, nan: bool) -> Entry {
         source_hash: Some("00ff".into()),
         telemetry: None,
         remeasured: false,
+        compiled_here: None,
     }
 }
 

@@ -539,7 +539,7 @@ fn tune(
                 rec.space.to_string(),
                 rec.tried.to_string(),
                 count(store::CandidateStatus::Ok),
-                count(store::CandidateStatus::Rejected),
+                rec.rejected().to_string(),
                 count(store::CandidateStatus::Failed),
                 count(store::CandidateStatus::Crashed),
                 manifest_ms.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),

@@ -270,6 +270,19 @@ struct MmaCase<K: Kind> {
     want: Vec<f64>,
 }
 
+/// The row pitch, in elements, TMA reads `cols` elements of `size` bytes at: the rows themselves
+/// where they are a whole number of 32-byte sectors, else padded to 128 bytes. TMA accepts
+/// 16-byte pitches, but on the H200 rung 5 ran 404 TFLOP/s at 4104 (8208-byte rows) against 508
+/// at 4112 (8224) with the same tiles (log 2026-11-30-s3-3): rows off the sector grid cost each
+/// box row an extra sector.
+pub fn fast_pitch(cols: usize, size: usize) -> usize {
+    if cols * size % 32 == 0 {
+        cols
+    } else {
+        cols.next_multiple_of(128 / size)
+    }
+}
+
 /// The device address of `src` (rows x cols 2-byte elements, packed) at row pitch `ld`: `src`
 /// itself when ld == cols, else a pitched copy into `dst` (allocated on first use) by the
 /// kernel module's `lab_pad_rows_u16` on the lab's stream.
@@ -325,7 +338,7 @@ impl<K: Kind> Case for MmaCase<K> {
         // TMA reads rows whose pitch is a multiple of 16 bytes: an unaligned A or B is first
         // copied to such a pitch (part of the timed work); TMA zero-fills past the true edges.
         let size = std::mem::size_of::<K::In>();
-        let (lda, ldb) = (k.next_multiple_of(16 / size), n.next_multiple_of(16 / size));
+        let (lda, ldb) = (fast_pitch(k, size), fast_pitch(n, size));
         let a = pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
         let b = pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?;
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
