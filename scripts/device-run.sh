@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # What one device-tool call runs on the GPU machine, from the repository root, with dist/ carried
-# (`cargo make device-bundle`). Each argument is one step: `test-gpu [filter]`, `sass` (the architectures
+# (`cargo make device-bundle`). Each argument is one step: `test-gpu [filter]`, `sass [filter]` (the architectures
 # and the Tensor Core instructions in the bundled fatbins, by cuobjdump), the arguments of a
 # `kernel-lab` subcommand ("tune sgemm sgemm_10 --budget 100", "bench memory", "transfers"), or
 # those after "nvrtc " for the bundle's sm_120-only CLI (`bundle.sh nvrtc`).
@@ -26,11 +26,11 @@ for step in "$@"; do
             cmd+=(--skip two_gpus)
         fi
         ;;
-    sass)
-        cmd=(bash -c 'for f in dist/fatbin/*.fatbin; do
+    sass*)  # "sass peak_02" looks at the fatbins whose names hold peak_02 only
+        cmd=(bash -c 'for f in dist/fatbin/*"$0"*.fatbin; do
             echo "$f: $(cuobjdump --list-elf "$f" | grep -o "sm_[0-9]*a*" | sort -u | tr "\n" " ")"
-            cuobjdump -sass "$f" | grep -oE "[HIQ]GMMA\.[^ ]*|[HID]MMA\.[^ ]*" | sort | uniq -c
-        done')
+            cuobjdump -sass "$f" | grep -oE "[HIQ]GMMA\.[^ ]*|[HIDQ]MMA\.[^ ]*" | sort | uniq -c
+        done' "$(echo ${step#sass})")
         ;;
     nvrtc\ *) read -ra words <<<"${step#nvrtc }" && cmd=(dist/nvrtc/kernel-lab "${words[@]}") ;;
     *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;

@@ -49,7 +49,7 @@ fn hfma(x: f16, a: f16, b: f16) -> f16 {
 fn the_closed_form_is_exact_for_every_seed() {
     for seed in 0..50 {
         // fp32 SIMT: 8 chains, 150 tasks of 1025 FMAs (more than the default run gives a warp).
-        let inp = inputs(Precision::Fp32, 8, 4, seed).unwrap();
+        let inp = inputs(Precision::Fp32, 8, 4, None, seed).unwrap();
         let f = |w: u64| f32::from_bits(w as u32);
         for (j, &s) in inp.starts.iter().enumerate() {
             let mut x = f(inp.words[3 + j]);
@@ -59,7 +59,7 @@ fn the_closed_form_is_exact_for_every_seed() {
             assert_eq!(x as f64, s + 150.0 * inp.step, "seed {seed} chain {j}");
         }
         // fp16x2 SIMT, low lanes.
-        let inp = inputs(Precision::Fp16, 8, 4, seed).unwrap();
+        let inp = inputs(Precision::Fp16, 8, 4, None, seed).unwrap();
         let lo = |w: u64| f16::from_bits(w as u16);
         for j in 0..8 {
             let mut x = lo(inp.words[3 + j]);
@@ -73,7 +73,7 @@ fn the_closed_form_is_exact_for_every_seed() {
             assert_eq!(x.to_f64(), inp.starts[2 * j] + 150.0 * inp.step, "seed {seed} fp16 chain {j}");
         }
         // fp16-accumulate Tensor Cores: D = A.B + C rounded to fp16 once per mma.
-        let inp = inputs(Precision::Fp16F16Acc, 4, 4, seed).unwrap();
+        let inp = inputs(Precision::Fp16F16Acc, 4, 4, None, seed).unwrap();
         let (mut d, step) = (f16::from_bits(inp.words[3] as u16), inp.step);
         for _ in 0..150 {
             for _ in 0..512 {
@@ -85,7 +85,7 @@ fn the_closed_form_is_exact_for_every_seed() {
         assert_eq!(d.to_f64(), inp.starts[0] + 150.0 * step, "seed {seed} fp16 accumulate");
         // The other Tensor Core inputs: the sums fit fp32's (and int32's) exact range.
         for p in [Precision::Fp16F32Acc, Precision::Bf16F32Acc, Precision::Tf32, Precision::Int8, Precision::Fp8F32Acc] {
-            let inp = inputs(p, 4, 4, seed).unwrap();
+            let inp = inputs(p, 4, 4, None, seed).unwrap();
             let end = inp.starts[0] + 150.0 * inp.step;
             assert!(end < (1 << 22) as f64 && (end * 4.0).fract() == 0.0, "{p:?}: {end}");
             assert_eq!(inp.starts.len(), 16);
@@ -95,7 +95,7 @@ fn the_closed_form_is_exact_for_every_seed() {
 
 #[test]
 fn fp64_tensor_inputs_are_full_doubles() {
-    let inp = inputs(Precision::Fp64Tensor, 4, 2, 11).unwrap();
+    let inp = inputs(Precision::Fp64Tensor, 4, 2, None, 11).unwrap();
     // 64-bit images (the kernel reads them whole), two accumulators per thread and chain.
     let (a, b, minus_b) = (f64::from_bits(inp.words[0]), f64::from_bits(inp.words[1]), f64::from_bits(inp.words[2]));
     assert_eq!(minus_b, -b);
@@ -105,8 +105,22 @@ fn fp64_tensor_inputs_are_full_doubles() {
     assert_eq!(precision_of(1), Some(Precision::Fp64Tensor));
     // A thread's float output sums 8 accumulators, multiples of 1/16: exact while below 2^16 each.
     for seed in 0..200 {
-        let inp = inputs(Precision::Fp64Tensor, 4, 2, seed).unwrap();
+        let inp = inputs(Precision::Fp64Tensor, 4, 2, None, seed).unwrap();
         let end = inp.starts[0] + 150.0 * inp.step;
         assert!(end < 65536.0 && (end * 16.0).fract() == 0.0, "seed {seed}: {end}");
+    }
+}
+
+#[test]
+fn fp64_m16n8k16_sums_sixteen_products_per_mma() {
+    let inp = inputs(Precision::Fp64Tensor, 4, 4, Some(16), 11).unwrap();
+    let (a, b) = (f64::from_bits(inp.words[0]), f64::from_bits(inp.words[1]));
+    assert_eq!(inp.step, 16.0 * a * b, "m16n8k16: K = 16");
+    assert_eq!(inp.starts.len(), 16, "four accumulators per thread and chain");
+    // 16 accumulators summed into one float, multiples of 1/4: exact while below 2^20 in all.
+    for seed in 0..200 {
+        let inp = inputs(Precision::Fp64Tensor, 4, 4, Some(16), seed).unwrap();
+        let sum = 16.0 * (inp.starts[0] + 150.0 * inp.step);
+        assert!(sum < (1 << 20) as f64 && (sum * 4.0).fract() == 0.0, "seed {seed}: {sum}");
     }
 }

@@ -1,23 +1,51 @@
 // A second entry for the modules of kernels that read through TMA: TMA needs row pitches that
 // are multiples of 16 bytes, so a matrix whose rows are not is first copied to such a pitch by
 // this kernel (part of the timed work). Each thread writes one aligned 16-byte chunk of the
-// destination from eight 2-byte loads of the packed source (whose rows start anywhere).
+// destination from the two aligned 16-byte chunks of the packed source that hold its eight
+// elements (rows start on any 2-byte boundary), so every access is a full vector access; the
+// columns past the row's end are written as zeros.
 #pragma once
 #include "lab_device.cuh"
 
+// Word i of the 32 bytes (lo, hi).
+__device__ __forceinline__ unsigned lab_word(const uint4& lo, const uint4& hi, int i) {
+    switch (i) {
+    case 0: return lo.x;
+    case 1: return lo.y;
+    case 2: return lo.z;
+    case 3: return lo.w;
+    case 4: return hi.x;
+    case 5: return hi.y;
+    case 6: return hi.z;
+    default: return hi.w;
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(256) lab_pad_rows_u16(lab_pad_args p) {
-    const unsigned short* src = lab_ptr<const unsigned short>(p.src);
+    const unsigned char* src = lab_ptr<const unsigned char>(p.src);  // 256-byte aligned
     uint4* dst = lab_ptr<uint4>(p.dst);
-    const uint64_t chunks = p.ld / 8, total = p.rows * chunks;
+    const uint64_t chunks = p.ld / 8, total = p.rows * chunks, end = p.rows * p.cols * 2;
     for (uint64_t i = (uint64_t)blockIdx.x * 256 + threadIdx.x; i < total; i += (uint64_t)gridDim.x * 256) {
         const uint64_t r = i / chunks, c0 = (i - r * chunks) * 8;
-        const unsigned short* row = src + r * p.cols;
-        union {
-            unsigned short h[8];
-            uint4 q;
-        } v;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (c0 < p.cols) {
+            const uint64_t at = (r * p.cols + c0) * 2, base = at & ~(uint64_t)15;
+            // The aligned chunk after base holds bytes of this row only where the row goes on;
+            // reading it stays inside the allocation, whose 16-byte chunks are whole.
+            const uint4 lo = *reinterpret_cast<const uint4*>(src + base);
+            const uint4 hi = base + 16 < end ? *reinterpret_cast<const uint4*>(src + base + 16) : make_uint4(0, 0, 0, 0);
+            const int q = (int)(at - base) / 4, half = (int)(at - base) % 4 * 8;  // half: 0 or 16 bits
+            unsigned w[4];
 #pragma unroll
-        for (int e = 0; e < 8; ++e) v.h[e] = c0 + e < p.cols ? row[c0 + e] : (unsigned short)0;
-        dst[i] = v.q;
+            for (int j = 0; j < 4; ++j) w[j] = __funnelshift_r(lab_word(lo, hi, q + j), lab_word(lo, hi, q + j + 1), half);
+            // Elements past the row's end (the last chunk of a row) are zeros.
+            const uint64_t valid = p.cols - c0;
+#pragma unroll
+            for (int j = 0; j < 4; ++j) {
+                if (2 * j + 1 >= valid) w[j] &= 2 * j < valid ? 0xffffu : 0u;
+            }
+            v = make_uint4(w[0], w[1], w[2], w[3]);
+        }
+        dst[i] = v;
     }
 }

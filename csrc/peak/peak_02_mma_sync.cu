@@ -1,8 +1,9 @@
 // Technique: the Tensor Cores' throughput through warp-wide mma.sync (sm_80 and later; fp8 on
 //   sm_89 and later), one PREC (lab.h's LAB_*) per manifest entry: fp16 -> fp32, fp16 -> fp16 and
 //   bf16 -> fp32 (m16n8k16), tf32 -> fp32 (m16n8k8), int8 -> int32 and fp8 e4m3 -> fp32
-//   (m16n8k32), and fp64 (m8n8k4, the DMMA path of A100 and H100/H200). CHAINS independent accumulators per warp, operands in
-//   registers, a persistent grid.
+//   (m16n8k32), and fp64 (MMA_K = 4: m8n8k4, the DMMA of A100 and later; MMA_K = 16: m16n8k16,
+//   sm_90 and later). CHAINS independent accumulators per warp, operands in registers, a
+//   persistent grid.
 // Teaches: what the warp-level MMA path delivers. On Ampere and Ada it is the Tensor Cores'
 //   peak; on Hopper only wgmma (issued by a warpgroup) reaches it, and this kernel shows how far
 //   the older path falls short there.
@@ -16,7 +17,8 @@ static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCK_X % 32 == 0, "whole warps");
 static_assert(ITERS % 2 == 1 && CHAINS >= 1 && CHAINS <= 8, "ITERS odd: pairs of +B, -B and one +B");
 
 #if PREC == LAB_FP64_TENSOR
-#define LAB_ACC_REGS 2  // m8n8k4: two fp64 accumulators per thread
+static_assert(MMA_K == 4 || MMA_K == 16, "fp64 mma.sync: m8n8k4 or m16n8k16");
+#define LAB_ACC_REGS (MMA_K == 4 ? 2 : 4)  // fp64 accumulators per thread: 8x8 or 16x8 over 32
 typedef double acc_t;
 #elif PREC == LAB_FP16_F16ACC
 #define LAB_ACC_REGS 2  // four fp16 accumulators, packed in pairs
@@ -30,11 +32,18 @@ typedef float acc_t;
 #endif
 
 #if PREC == LAB_FP64_TENSOR
-// A and B are one fp64 each per thread: the 32-bit operand arrays are not used.
+// Every element of A is a and of B is b, so one register each fills every fragment slot: the
+// 32-bit operand arrays are not used.
 __device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], double a, double b) {
+#if MMA_K == 4
     asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
                  : "+d"(d[0]), "+d"(d[1])
                  : "d"(a), "d"(b));
+#else
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%4,%4,%4,%4,%4,%4,%4}, {%5,%5,%5,%5}, {%0,%1,%2,%3};\n"
+                 : "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+                 : "d"(a), "d"(b));
+#endif
 }
 #else
 __device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], const unsigned (&a)[4], const unsigned (&b)[2]) {

@@ -38,8 +38,12 @@ pub fn precision_of(code: i64) -> Option<SheetPrecision> {
     })
 }
 
-/// Products summed into one element of D by one mma instruction (its K), for Tensor Core codes.
-fn mma_k(p: SheetPrecision) -> Option<f64> {
+/// Products summed into one element of D by one mma instruction (its K), for Tensor Core codes:
+/// the kernel's MMA_K where it names one, else the precision's one shape.
+fn mma_k(p: SheetPrecision, named: Option<i64>) -> Option<f64> {
+    if let Some(k) = named {
+        return Some(k as f64);
+    }
     match p {
         SheetPrecision::Fp64Tensor => Some(4.0),
         SheetPrecision::Tf32 => Some(8.0),
@@ -72,8 +76,8 @@ pub struct Inputs {
 const EIGHTHS: [f64; 7] = [0.25, 0.375, 0.5, 0.625, 0.75, 0.875, 1.0];
 
 /// `chains` independent accumulators a thread keeps; on the Tensor Core path, `acc` accumulator
-/// elements of each that its output stands for.
-pub fn inputs(p: SheetPrecision, chains: usize, acc: usize, seed: u64) -> Option<Inputs> {
+/// elements of each that its output stands for, and the mma's K where the kernel names it.
+pub fn inputs(p: SheetPrecision, chains: usize, acc: usize, mma_k_define: Option<i64>, seed: u64) -> Option<Inputs> {
     let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
     let mut pick = |set: &[f64]| set[rng.random_range(0..set.len())];
     let c = pick(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0]);
@@ -97,7 +101,7 @@ pub fn inputs(p: SheetPrecision, chains: usize, acc: usize, seed: u64) -> Option
             Inputs { words, starts, step: b }
         }
         _ => {
-            let k = mma_k(p)?;
+            let k = mma_k(p, mma_k_define)?;
             // fp16 accumulate stays exact only for small sums: 16ab in {1, 2, 4}.
             let set: &[f64] = match p {
                 SheetPrecision::Fp16F16Acc => &[0.25, 0.5],
@@ -212,7 +216,7 @@ impl Case for PeakCase {
         let acc = kernel.config.define("ACC").unwrap_or(4) as usize;
         let task_threads = kernel.config.define("TASK_THREADS").unwrap_or(32) as u64;
         let inp =
-            inputs(p, chains, acc, self.seed).ok_or_else(|| LabError::Usage(format!("the peak family has no inputs for {}", p.label())))?;
+            inputs(p, chains, acc, kernel.config.define("MMA_K"), self.seed).ok_or_else(|| LabError::Usage(format!("the peak family has no inputs for {}", p.label())))?;
         gpu.stream.memcpy_htod(&inp.words, &mut self.inputs)?;
         let blocks = gpu.info.sms * (kernel.define("BLOCKS_PER_SM")? as u32).min(kernel.blocks_per_sm()?).max(1);
         self.launched = Some(Launched { inputs: inp, threads: blocks as u64 * kernel.config.threads() as u64, task_threads });
