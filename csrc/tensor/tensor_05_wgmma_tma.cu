@@ -11,18 +11,21 @@
 //   asynchronously by 128 threads at a time; the two only meet at mbarriers.
 // Limits: A is K-major (row-major A), B is MN-major (row-major B, wgmma's transpose flag); TMA needs
 //   16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch first with
-//   lab_pad_rows_u16 (pad_rows.cuh, in this module); the edges of m, n and k are zero-filled by TMA; one tile per block (not persistent, no clusters or
-//   multicast); accumulators stored straight from registers with bounds checks.
+//   lab_pad_rows_u16 (pad_rows.cuh, in this module); the edges of m, n and k are zero-filled by
+//   TMA; one tile per block (not persistent, no clusters or multicast); C goes through shared
+//   memory with plain stores (C's rows need not be 16-byte aligned, which a TMA store would need).
 #include "pad_rows.cuh"
 #include "wgmma.cuh"
 
 #define STAGE_A (BM * BK * 2)
 #define STAGE_B (BK * BN * 2)
 #define CHUNK_B (BK * 64 * 2)  // B arrives in 64-column chunks: 128-byte rows for the swizzle
+#define CPITCH (BN + 8)        // C staged in the ring: 32 bytes of padding keep float2 stores conflict-free
 static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
 static_assert(BM == 128 && BK == 64 && (BN == 128 || BN == 256), "two m64nBNk16 consumers, 128-byte rows for the swizzle");
 static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + 1024 <= LAB_DYN_SMEM, "the ring fits the dynamic shared memory");
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
+static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
     asm volatile(
@@ -114,23 +117,33 @@ extern "C" __global__ void __launch_bounds__(384, 1) tensor_05_wgmma_tma(const _
     }
     lab_wgmma_wait<0>();
 
+    // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
+    // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
+    // instead of the accumulators' pieces, 8 rows of 32 bytes each, which odd rows split further.
     // d[4j + e]: warp w of the warpgroup holds rows 16w + g (e = 0, 1) and 16w + g + 8 (e = 2, 3),
-    // columns 8j + 2t + (e & 1): pairs of adjacent columns, stored as float2 where C's rows allow.
-    float* C = lab_ptr<float>(p.g.c);
+    // columns 8j + 2t + (e & 1).
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    float* stage = reinterpret_cast<float*>(ring) + (wg - 1) * 64 * CPITCH;
     const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
-    const bool pairs = (p.g.ldc & 1) == 0;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = row0 + (wg - 1) * 64 + 16 * w + g + 8 * h, c = col0 + 8 * j + 2 * tq;
-            if (r >= p.g.m) continue;
-            float* out = C + (size_t)r * p.g.ldc + c;
-            if (pairs && c + 1 < p.g.n) {
-                *reinterpret_cast<float2*>(out) = make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
-            } else {
-                if (c < p.g.n) out[0] = d[4 * j + 2 * h];
-                if (c + 1 < p.g.n) out[1] = d[4 * j + 2 * h + 1];
-            }
+        for (int h = 0; h < 2; ++h)
+            *reinterpret_cast<float2*>(stage + (16 * w + g + 8 * h) * CPITCH + 8 * j + 2 * tq) =
+                make_float2(d[4 * j + 2 * h], d[4 * j + 2 * h + 1]);
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are staged
+
+    const int top = row0 + (wg - 1) * 64, height = min(64, p.g.m - top), width = min(BN, p.g.n - col0);
+    float* out = lab_ptr<float>(p.g.c) + (size_t)max(top, 0) * p.g.ldc + col0;
+    if ((p.g.ldc & 3) == 0 && width == BN) {
+        for (int i = tid; i < height * (BN / 4); i += 128) {
+            const int r = i / (BN / 4), c = i % (BN / 4) * 4;
+            *reinterpret_cast<float4*>(out + (size_t)r * p.g.ldc + c) = *reinterpret_cast<const float4*>(stage + r * CPITCH + c);
         }
+    } else {
+        for (int i = tid; i < height * BN; i += 128) {
+            const int r = i / BN, c = i % BN;
+            if (c < width) out[(size_t)r * p.g.ldc + c] = stage[r * CPITCH + c];
+        }
+    }
 }
