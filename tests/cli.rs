@@ -130,6 +130,22 @@ fn report_renders_every_format() {
     one_line_error(&["report", file, "--price", "H200 SXM"], "expected GPU=USD");
 }
 
+/// The committed run of a build whose fatbins lacked the GPU's architecture (`bundle.sh nvrtc`):
+/// the report says where each kernel was compiled.
+#[test]
+fn report_names_kernels_compiled_at_run_time() {
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/results/nvrtc-sm120-build/nvidia-h200-sm_90.json");
+    if !std::path::Path::new(file).exists() {
+        eprintln!("NOTICE: report_names_kernels_compiled_at_run_time SKIPPED: no NVRTC-fallback results committed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = lab(&["report", "--format", "markdown", file], dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("tensor_05_wgmma_tma") && text.contains("compiled by NVRTC") && text.contains("sm_90 is not in the fatbin"), "{text}");
+}
+
 #[test]
 fn multi_needs_two_gpus() {
     if gpu_present() {
