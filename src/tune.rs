@@ -199,23 +199,18 @@ impl Search<'_> {
             best_median_ms: None,
             best_rate: None,
         };
-        let (runnable, pruned): (Vec<Config>, Vec<(Config, String)>) =
-            all.into_iter().fold((Vec::new(), Vec::new()), |(mut ok, mut no), c| {
-                match prefilter(spec, &c, arch) {
-                    Ok(()) => ok.push(c),
-                    Err(why) => no.push((c, why)),
-                }
-                (ok, no)
-            });
-        for (_, why) in pruned {
-            match rec.pruned.iter_mut().find(|(r, _)| *r == why) {
-                Some((_, n)) => *n += 1,
-                None => rec.pruned.push((why, 1)),
+        let mut runnable = Vec::new();
+        for c in all {
+            match prefilter(spec, &c, arch) {
+                Ok(()) => runnable.push(c),
+                Err(why) => match rec.pruned.iter_mut().find(|(r, _)| *r == why) {
+                    Some((_, n)) => *n += 1,
+                    None => rec.pruned.push((why, 1)),
+                },
             }
         }
         // The manifest's configuration first (the reference point), the rest in a seeded random
         // order, so a budget that ends the search early still samples the whole space.
-        let mut runnable = runnable;
         if runnable.len() > 2 {
             use rand::{seq::SliceRandom, SeedableRng};
             runnable[1..].shuffle(&mut rand::rngs::SmallRng::seed_from_u64(self.seed));
