@@ -232,9 +232,13 @@ impl Search<'_> {
             save(&rec)?;
             bar.inc(1);
         }
+        // Ranked by rate, not time: a constant may change the declared work (the peak family's
+        // CHAINS), and then the fastest launch is not the fastest configuration.
+        let fam = families::get(spec.family);
+        let rate_of = |config: &Config, ms: f64| fam.map_or(-ms, |f| f.work(shape, Some(config)).rate(f.unit(), ms));
         let mut finalists: Vec<&Candidate> =
             rec.candidates.iter().filter(|c| c.status == CandidateStatus::Ok && c.median_ms.is_some()).collect();
-        finalists.sort_by(|a, b| a.median_ms.unwrap().total_cmp(&b.median_ms.unwrap()));
+        finalists.sort_by(|a, b| rate_of(&b.config, b.median_ms.unwrap()).total_cmp(&rate_of(&a.config, a.median_ms.unwrap())));
         let finalists: Vec<Candidate> = finalists.into_iter().take(self.top).cloned().collect();
         let mut scores: Vec<(Candidate, Vec<f64>)> = finalists.into_iter().map(|c| (c, Vec::new())).collect();
         for round in 0..ROUNDS {
@@ -252,14 +256,15 @@ impl Search<'_> {
         }
         let mean = |m: &[f64]| m.iter().sum::<f64>() / m.len().max(1) as f64;
         rec.head_to_head = scores.iter().map(|(c, m)| (c.config.label(), m.clone())).collect();
-        if let Some((c, m)) =
-            scores.iter().filter(|(_, m)| m.iter().all(|x| x.is_finite())).min_by(|a, b| mean(&a.1).total_cmp(&mean(&b.1)))
+        if let Some((c, m)) = scores
+            .iter()
+            .filter(|(_, m)| m.iter().all(|x| x.is_finite()))
+            .max_by(|a, b| rate_of(&a.0.config, mean(&a.1)).total_cmp(&rate_of(&b.0.config, mean(&b.1))))
         {
-            let work = families::get(spec.family).map(|f| (f.work(shape, Some(&c.config)), f.unit()));
             rec.best = Some(c.config.clone());
             rec.best_hash = c.hash.clone();
             rec.best_median_ms = Some(mean(m));
-            rec.best_rate = work.map(|(w, u)| w.rate(u, mean(m)));
+            rec.best_rate = fam.map(|f| f.work(shape, Some(&c.config)).rate(f.unit(), mean(m)));
         }
         save(&rec)?;
         bar.finish_and_clear();

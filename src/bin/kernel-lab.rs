@@ -532,7 +532,8 @@ fn tune(
             };
             let rec = search.run(v, shape, &fam.label(shape), &mut save)?;
             let count = |s: store::CandidateStatus| rec.candidates.iter().filter(|c| c.status == s).count().to_string();
-            let manifest_ms = rec.candidates.iter().find(|c| c.config == v.config()).and_then(|c| c.median_ms);
+            let manifest = rec.candidates.iter().find(|c| c.config == v.config());
+            let manifest_ms = manifest.and_then(|c| c.median_ms);
             t.add_row(vec![
                 v.name.to_string(),
                 rec.shape.clone(),
@@ -545,7 +546,8 @@ fn tune(
                 manifest_ms.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),
                 rec.best_median_ms.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into()),
                 rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
-                manifest_ms.zip(rec.best_median_ms).map(|(a, b)| format!("{:.2}x", a / b)).unwrap_or_else(|| "-".into()),
+                // Of rates: a constant may change the declared work.
+                manifest.and_then(|c| c.rate).zip(rec.best_rate).map(|(a, b)| format!("{:.2}x", b / a)).unwrap_or_else(|| "-".into()),
             ]);
         }
     }
