@@ -34,13 +34,38 @@ else
     python3 -m pip install --quiet --no-deps --target .toolkit/cu12 nvidia-cuda-nvrtc-cu12==12.9.86
 fi
 
-if [ -n "${LIBCLANG_PATH:-}" ] || ldconfig -p 2>/dev/null | grep -q 'libclang[-.0-9]*\.so' \
-    || ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1; then
-    echo "setup: libclang found"
+# bindgen loads libclang through clang-sys, which looks for libclang.so, libclang-*.so,
+# libclang.so.* or libclang-*.so.* (never libclang-cpp*, a different library that Debian images
+# often carry) in LIBCLANG_PATH alone when it is set, else in llvm-config's prefix, the loader
+# paths and /usr/lib*, /usr/local/lib*. The check looks where and for what clang-sys looks.
+have_libclang() {
+    local dirs
+    if [ -n "${LIBCLANG_PATH:-}" ]; then
+        dirs=("$LIBCLANG_PATH")
+    else
+        dirs=()
+        command -v llvm-config >/dev/null 2>&1 && dirs+=("$(llvm-config --prefix)/lib" "$(llvm-config --prefix)/lib64")
+        IFS=: read -ra ld <<<"${LD_LIBRARY_PATH:-}:${LIBRARY_PATH:-}"
+        dirs+=("${ld[@]}" /usr/local/llvm*/lib* /usr/local/lib*/*/* /usr/local/lib*/* /usr/local/lib* /usr/lib*/*/* /usr/lib*/* /usr/lib*)
+    fi
+    local d f
+    for d in "${dirs[@]}"; do
+        [ -n "$d" ] && [ -d "$d" ] || continue
+        for f in "$d"/libclang.so "$d"/libclang-*.so "$d"/libclang.so.* "$d"/libclang-*.so.*; do
+            [ -e "$f" ] && [[ "$(basename "$f")" != *-cpp.* ]] && echo "$f" && return 0
+        done
+    done
+    return 1
+}
+
+if lib=$(have_libclang); then
+    echo "setup: libclang found ($lib)"
 elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "setup: installing libclang-dev for bindgen"
+    echo "setup: no libclang where bindgen looks; installing libclang-dev"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libclang-dev >/dev/null
+    lib=$(have_libclang) || { echo "setup: libclang-dev installed, but bindgen still finds no libclang" >&2; exit 1; }
+    echo "setup: libclang installed ($lib)"
 else
-    echo "setup: bindgen needs libclang: install libclang-dev (Debian/Ubuntu) or set LIBCLANG_PATH" >&2
+    echo "setup: bindgen needs libclang (libclang.so or libclang-N.so): install libclang-dev (Debian/Ubuntu) or set LIBCLANG_PATH" >&2
     exit 1
 fi
