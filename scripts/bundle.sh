@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# Builds the release binaries a GPU machine without cargo needs into dist/ (git-ignored): the CLI,
-# the GPU test binary and the Tensor Core and peak fatbins (for cuobjdump there). The carry to a GPU
-# machine is capped at 64 MiB, so the rest is asked for by name:
+# Builds what a GPU machine without cargo needs into dist/ (git-ignored): the CLI, its kernel set
+# (dist/kernels: fatbins and kernels.json, which the CLI finds beside itself), the test-only set
+# (dist/kernels-test) and the GPU test binary. The carry to a GPU machine is capped at 64 MiB, so
+# the rest is asked for by name:
 #   criterion  dist/bench-kernels, the criterion bench
-#   nvrtc      dist/nvrtc/kernel-lab, a CLI whose fatbins hold only sm_120, so on any older GPU
-#              every variant takes the run-time NVRTC path (the fallback for an architecture the
-#              build lacks), in its own target folder
+#   nvrtc      dist/nvrtc/kernel-lab with a kernel set of sm_120 only, so on any older GPU every
+#              variant takes the run-time NVRTC path (the fallback for an architecture the build
+#              lacks), built in its own target folder
 #   scripts/bundle.sh nvrtc
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rm -rf dist && mkdir -p dist/fatbin
-cargo build --release --bin kernel-lab
+rm -rf dist && mkdir -p dist
+# The kernel sets, without nvcc's stamps and ptxas reports (kernels.json carries the resources).
+sets() {
+    local from=$1 to=$2
+    for set in kernels kernels-test; do
+        mkdir -p "$to/$set"
+        cp "$from/$set/kernels.json" "$to/$set/"
+        cp "$from/$set/"*.fatbin "$to/$set/" 2>/dev/null || true
+    done
+}
+cargo build --release
 cp target/release/kernel-lab dist/
-out=$(cargo build --release --bin kernel-lab --message-format=json 2>/dev/null |
-    grep '"reason":"build-script-executed"' | grep -o '"out_dir":"[^"]*kernel-lab-[^"]*"' | cut -d'"' -f4)
-cp "$out"/kernels/{tensor,tf32,int8,peak}_*.fatbin dist/fatbin/
+sets target dist
 exe() { # prints the executable cargo built for the named target
     grep -o '"executable":"[^"]*"' | grep "/$1-" | head -n 1 | cut -d'"' -f4
 }
@@ -23,8 +31,9 @@ for part in "$@"; do
     case "$part" in
     criterion) cp "$(cargo bench --no-run --message-format=json 2>/dev/null | exe kernels)" dist/bench-kernels ;;
     nvrtc)
-        KERNEL_LAB_ARCHS=sm_120 cargo build --release --bin kernel-lab --target-dir target/nvrtc
+        KERNEL_LAB_ARCHS=sm_120 cargo build --release --target-dir target/nvrtc
         mkdir -p dist/nvrtc && cp target/nvrtc/release/kernel-lab dist/nvrtc/
+        sets target/nvrtc dist/nvrtc
         ;;
     *) echo "bundle.sh: unknown part '$part' (criterion, nvrtc)" >&2 && exit 2 ;;
     esac

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command. GPU tests are #[ignore]d with the reason "needs a GPU" (or "needs two GPUs"):
 # without a GPU, cargo lists them as ignored (never passed); with one (nvidia-smi lists a GPU),
-# they run too, and the two-GPU tests where nvidia-smi lists two.
+# they run too (one at a time: they time the GPU), and the two-GPU tests where nvidia-smi lists two.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 gpus=0
@@ -10,10 +10,10 @@ if command -v nvidia-smi >/dev/null 2>&1; then
 fi
 if [ "$gpus" -ge 2 ]; then
     echo "test: $gpus GPUs found, running the GPU and two-GPU tests too"
-    cargo test --release -- --include-ignored
+    cargo test --release -- --include-ignored --test-threads 1
 elif [ "$gpus" -eq 1 ]; then
     echo "test: one GPU found, running the GPU tests too; NOTICE: the two-GPU tests are SKIPPED"
-    cargo test --release -- --include-ignored --skip two_gpus
+    cargo test --release -- --include-ignored --test-threads 1 --skip two_gpus
 else
     echo "test: NOTICE: no GPU on this machine: the GPU tests are SKIPPED (listed as ignored below)"
     cargo test --release

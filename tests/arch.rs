@@ -1,6 +1,6 @@
 //! The architecture table and build.rs's choice of targets (the same code build.rs runs).
 
-use kernel_lab::arch::{lookup, plan_archs, variant_targets, ArchReq, Target, ARCHS};
+use kernel_lab::facts::arch::{lookup, plan_archs, variant_targets, ArchReq, Target, ARCHS};
 
 fn nvcc13() -> Vec<String> {
     "sm_75 sm_80 sm_86 sm_87 sm_88 sm_89 sm_90 sm_100 sm_110 sm_103 sm_120 sm_121".split(' ').map(String::from).collect()

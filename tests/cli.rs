@@ -1,25 +1,34 @@
-//! The command line's bad-input cases: one line on stderr, a non-zero exit, nothing written.
+//! The command line's bad-input cases and its exit codes: one line on stderr, the code of the
+//! error's kind (the README's table), nothing written.
 
 use std::path::Path;
 use std::process::{Command, Output};
+
+use kernel_lab::error::exit;
 
 fn lab(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_kernel-lab")).args(args).current_dir(cwd).output().unwrap()
 }
 
-/// Fails unless the command exited non-zero with exactly one stderr line containing `want`.
-fn one_line_error(args: &[&str], want: &str) {
+/// Fails unless the command exited with `code` and exactly one stderr line containing `want`,
+/// leaving no results behind.
+fn fails_with(code: u8, args: &[&str], want: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = lab(args, dir.path());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "{args:?} succeeded");
+    assert_eq!(out.status.code(), Some(code as i32), "{args:?}: {err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: not one line:\n{err}");
     assert!(err.contains(want), "{args:?}: {err} should contain {want}");
     assert!(!dir.path().join("results").exists(), "{args:?} left a results folder");
 }
 
+/// Bad usage: exit 2.
+fn one_line_error(args: &[&str], want: &str) {
+    fails_with(exit::USAGE, args, want)
+}
+
 fn gpu_present() -> bool {
-    kernel_lab::device::list().is_ok()
+    kernel_lab::gpu::device::list().is_ok()
 }
 
 #[test]
@@ -62,6 +71,9 @@ fn bad_results_files() {
     one_line_error(&["report", garbage.to_str().unwrap()], "not JSON");
     one_line_error(&["report", other.to_str().unwrap()], "results schema 0");
     one_line_error(&["report", "--format", "pdf", other.to_str().unwrap()], "invalid value 'pdf'");
+    one_line_error(&["report", dir.path().join("empty").to_str().unwrap()], "cannot read");
+    std::fs::create_dir(dir.path().join("empty")).unwrap();
+    one_line_error(&["report", dir.path().join("empty").to_str().unwrap()], "holds no runs");
 }
 
 #[test]
@@ -69,15 +81,33 @@ fn unknown_architecture_for_resources() {
     one_line_error(&["resources", "--arch", "sm_99"], "no variant was built for 'sm_99'");
 }
 
+/// Without a GPU (none here, or none visible: the same answer either way), exit 3.
 #[test]
 fn no_gpu_is_one_line_that_points_to_report() {
-    if gpu_present() {
-        eprintln!("NOTICE: no_gpu_is_one_line_that_points_to_report SKIPPED its check: this machine has a GPU");
-        return;
+    for cmd in [&["bench"][..], &["verify", "sgemm"], &["devices"], &["transfers"], &["tune", "sgemm"]] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
+            .args(cmd)
+            .env("CUDA_VISIBLE_DEVICES", "")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit::NO_GPU as i32), "{cmd:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{cmd:?}: {err}");
+        assert!(err.contains("no GPU") && err.contains("kernel-lab report"), "{cmd:?}: {err}");
+        assert!(!dir.path().join("results").exists(), "{cmd:?} left a results folder");
     }
-    for cmd in [&["bench"][..], &["verify", "sgemm"], &["devices"]] {
-        one_line_error(cmd, "kernel-lab report");
-    }
+}
+
+#[test]
+fn bad_run_flags() {
+    one_line_error(&["bench", "sgemm", "--hang-limit", "0"], "--hang-limit must be a positive number");
+    one_line_error(&["bench", "sgemm", "--hang-limit", "soon"], "invalid value 'soon'");
+    one_line_error(&["verify", "sgemm", "--fuzz", "0"], "--fuzz must be at least 1");
+    one_line_error(&["verify", "sgemm", "--fuzz", "-3"], "unexpected argument");
+    one_line_error(&["migrate", "/no/such/file.json"], "cannot read");
+    one_line_error(&["report", "--by", "colour"], "invalid value 'colour'");
 }
 
 #[test]
@@ -99,19 +129,23 @@ fn registry_commands_need_no_gpu() {
     assert!(text.contains("sgemm_08_double_buffered") && text.contains("NVRTC 12.") && !text.contains("sgemm_10"), "{text}");
 }
 
+/// The committed results (results/nvidia-h200-sm_90, from real runs) and the schema-1 files of
+/// earlier sessions.
+fn committed() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    vec![
+        root.join("results/nvidia-h200-sm_90").display().to_string(),
+        root.join("tests/data/schema1/nvidia-h200-sm_90.json").display().to_string(),
+    ]
+}
+
 #[test]
 fn report_renders_every_format() {
-    let committed: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/results"))
-        .map(|d| d.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect())
-        .unwrap_or_default();
-    if committed.is_empty() {
-        eprintln!("NOTICE: report_renders_every_format SKIPPED: no results/*.json committed yet");
-        return;
-    }
+    let committed = committed();
     let dir = tempfile::tempdir().unwrap();
     for format in ["table", "markdown", "csv", "json", "html"] {
         let mut args = vec!["report", "--format", format, "--price", "H200 SXM=30000"];
-        args.extend(committed.iter().map(|p| p.to_str().unwrap()));
+        args.extend(committed.iter().map(String::as_str));
         let out = lab(&args, dir.path());
         assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
@@ -123,7 +157,7 @@ fn report_renders_every_format() {
             assert!(text.contains("measured ceilings") && text.contains("RTX 4090 bound"), "{text}");
         }
     }
-    let file = committed[0].to_str().unwrap();
+    let file = committed[0].as_str();
     one_line_error(&["report", file, "--price", "H200 SXM=-3"], "not a positive number of dollars");
     one_line_error(&["report", file, "--price", "H200 SXM=free"], "not a positive number of dollars");
     one_line_error(&["report", file, "--price", "H900=3"], "no GPU 'H900' in the sheet");
@@ -134,16 +168,15 @@ fn report_renders_every_format() {
 /// the report says where each kernel was compiled.
 #[test]
 fn report_names_kernels_compiled_at_run_time() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/results/nvrtc-sm120-build/nvidia-h200-sm_90.json");
-    if !std::path::Path::new(file).exists() {
-        eprintln!("NOTICE: report_names_kernels_compiled_at_run_time SKIPPED: no NVRTC-fallback results committed");
-        return;
-    }
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/results/nvrtc-sm120-build");
     let dir = tempfile::tempdir().unwrap();
     let out = lab(&["report", "--format", "markdown", file], dir.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("tensor_05_wgmma_tma") && text.contains("compiled by NVRTC") && text.contains("sm_90 is not in the fatbin"), "{text}");
+    assert!(
+        text.contains("tensor_05_wgmma_tma") && text.contains("compiled by NVRTC") && text.contains("sm_90 is not in the fatbin"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -151,7 +184,7 @@ fn multi_needs_two_gpus() {
     if gpu_present() {
         one_line_error(&["multi", "--gpus", "0"], "needs 2 or more GPUs");
     } else {
-        one_line_error(&["multi"], "kernel-lab report");
+        fails_with(exit::NO_GPU, &["multi"], "kernel-lab report");
     }
     one_line_error(&["multi", "--max-collective", "lots"], "not a positive whole number");
 }

@@ -1,27 +1,64 @@
 //! Tests that need a GPU. Without one they are listed as ignored ("needs a GPU"), never passed;
 //! `cargo make test` runs them with --include-ignored where nvidia-smi lists a GPU.
 
-use kernel_lab::device::Gpu;
-use kernel_lab::families::{self, Shape};
-use kernel_lab::runner::{self, Options};
-use kernel_lab::store::Status;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use kernel_lab::analysis::store;
+use kernel_lab::error::exit;
+use kernel_lab::facts::kernels;
+use kernel_lab::gpu::device::Gpu;
+use kernel_lab::measure::families::{self, Shape};
+use kernel_lab::measure::plan::{self, Options};
+use kernel_lab::measure::runner;
+use kernel_lab::schema::entry::{Entry, Kind, Status};
 
 fn gpu() -> Gpu {
     Gpu::open(0).expect("this test needs a GPU")
 }
 
+fn run(opts: &Options, seed: u64) -> Vec<Entry> {
+    let mut gpu = gpu();
+    let plans = plan::plan(opts, seed).unwrap();
+    runner::run(&mut gpu, &plans, opts, seed).unwrap()
+}
+
+/// The CLI beside this test binary (a device bundle's dist/), else the one cargo built.
+fn cli() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().skip(1).take(2).map(|d| d.join("kernel-lab")).find(|p| p.is_file()).unwrap_or_else(|| env!("CARGO_BIN_EXE_kernel-lab").into())
+}
+
+/// The CLI, with its results in `dir`, the kernel set in `set` (None: the lab's own).
+fn lab(args: &[&str], dir: &Path, set: Option<&Path>) -> Output {
+    let mut cmd = Command::new(cli());
+    cmd.args(args).arg("--results-dir").arg(dir);
+    if let Some(s) = set {
+        cmd.env(kernels::ENV, s);
+    }
+    cmd.output().unwrap()
+}
+
+/// The test-only kernel set, beside the lab's own.
+fn test_set() -> PathBuf {
+    let main = kernels::locate(&std::env::current_exe().unwrap()).unwrap();
+    main.with_file_name(kernels::TEST_DIR)
+}
+
+fn entries(dir: &Path) -> Vec<Entry> {
+    store::read(&[dir.to_path_buf()]).unwrap().iter().flat_map(|r| r.entries().cloned().collect::<Vec<_>>()).collect()
+}
+
 #[test]
 #[ignore = "needs a GPU"]
 fn every_variant_verifies_at_the_quick_sizes() {
-    let mut gpu = gpu();
-    let opts = Options { quick: true, ..Options::default() };
-    let plans = runner::plan(&opts).unwrap();
-    let entries = runner::run(&mut gpu, &plans, &opts, 42).unwrap();
+    let entries = run(&Options { quick: true, ..Options::default() }, 42);
     let failed: Vec<String> =
         entries.iter().filter(|e| e.status == Status::Failed).map(|e| format!("{} {}: {:?}", e.variant, e.shape, e.reason)).collect();
     assert!(failed.is_empty(), "{failed:#?}");
     for fam in ["memory", "sgemm"] {
-        assert!(entries.iter().any(|e| e.family == fam && e.baseline && e.status == Status::Ok), "{fam} baseline");
+        assert!(entries.iter().any(|e| e.family == fam && e.kind == Kind::Baseline && e.status == Status::Ok), "{fam} baseline");
     }
 }
 
@@ -33,21 +70,18 @@ fn an_unwritten_output_fails_the_check() {
     let mut case = fam.prepare(&mut gpu, &Shape(vec![96, 80, 64]), 3).unwrap();
     case.poison(&gpu).unwrap();
     gpu.sync().unwrap();
-    let c = case.check(&gpu, fam.precision()).unwrap();
+    let c = case.check(&gpu, fam.info().precision).unwrap();
     assert!(!c.passed() && c.nonfinite == 96 * 80, "{}", c.describe());
 }
 
 #[test]
 #[ignore = "needs a GPU"]
 fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
-    let mut gpu = gpu();
     // sgemm at edges of every tile; the Tensor Core family where TMA needs A and B given a
     // padded pitch (k and n not multiples of 8, and rows shorter than one 16-byte chunk).
     for (family, sizes) in [("sgemm", vec!["1023", "257x64x129", "8x1000x3"]), ("tensor", vec!["1001x1003x1005", "130x77x33", "9x5x3"])] {
         let opts = Options { filter: Some(family.into()), sizes: sizes.into_iter().map(String::from).collect(), ..Options::default() };
-        let plans = runner::plan(&opts).unwrap();
-        let entries = runner::run(&mut gpu, &plans, &opts, 7).unwrap();
-        for e in &entries {
+        for e in run(&opts, 7) {
             match e.status {
                 Status::Ok => assert!(e.verify.as_ref().unwrap().passed()),
                 Status::Skipped => assert!(e.reason.as_ref().is_some_and(|r| !r.is_empty())),
@@ -60,7 +94,6 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
 #[test]
 #[ignore = "needs a GPU"]
 fn timing_gives_a_rate_and_checks_again() {
-    let mut gpu = gpu();
     let opts = Options {
         filter: Some("memory_03_stream_vec4_copy".into()),
         sizes: vec!["64M".into()],
@@ -68,12 +101,11 @@ fn timing_gives_a_rate_and_checks_again() {
         time: true,
         ..Options::default()
     };
-    let plans = runner::plan(&opts).unwrap();
-    let entries = runner::run(&mut gpu, &plans, &opts, 11).unwrap();
+    let entries = run(&opts, 11);
     let v = entries.iter().find(|e| e.variant == "memory_03_stream_vec4_copy").unwrap();
     assert_eq!(v.status, Status::Ok, "{:?}", v.reason);
     let t = v.time.unwrap();
-    assert!(t.n >= kernel_lab::timing::FLOOR_SAMPLES && t.median_ms > 0.0);
+    assert!(t.n >= kernel_lab::schema::run::FLOOR_SAMPLES && t.median_ms > 0.0);
     assert!(v.verify_after.as_ref().unwrap().passed());
     assert!(v.rate.unwrap() > 0.0 && v.vs_baseline.unwrap() > 0.0);
     // GPU machines have NVML: the timed launches carry clocks and power.
@@ -84,14 +116,13 @@ fn timing_gives_a_rate_and_checks_again() {
 #[test]
 #[ignore = "needs a GPU"]
 fn the_peak_family_is_measured_against_the_sheet() {
-    let mut gpu = gpu();
+    let gpu = gpu();
     let opts = Options { filter: Some("peak_01_simt_fma_fp32".into()), quick: true, time: true, ..Options::default() };
-    let plans = runner::plan(&opts).unwrap();
-    let entries = runner::run(&mut gpu, &plans, &opts, 5).unwrap();
+    let entries = run(&opts, 5);
     let e = entries.iter().find(|e| e.variant == "peak_01_simt_fma_fp32").unwrap();
     assert_eq!(e.status, Status::Ok, "{:?}", e.reason);
-    assert!(!entries.iter().any(|e| e.baseline), "the peak family has no vendor baseline");
-    if kernel_lab::sheet::for_device(&gpu.info.name, gpu.info.sms).is_some() {
+    assert!(!entries.iter().any(|e| e.kind == Kind::Baseline), "the peak family has no vendor baseline");
+    if kernel_lab::facts::sheet::for_device(&gpu.info.name, gpu.info.sms).is_some() {
         let pct = e.vs_peak.expect("a sheet GPU has a dense fp32 rate");
         assert!(pct > 0.2 && pct < 1.3, "fp32 FMA at {:.0}% of the sheet", 100.0 * pct);
     }
@@ -100,8 +131,10 @@ fn the_peak_family_is_measured_against_the_sheet() {
 #[test]
 #[ignore = "needs a GPU"]
 fn a_tuning_candidate_compiles_verifies_and_times() {
-    use kernel_lab::store::CandidateStatus;
-    use kernel_lab::{registry, timing::Policy, tune};
+    use kernel_lab::gpu::registry;
+    use kernel_lab::measure::tune;
+    use kernel_lab::schema::run::Policy;
+    use kernel_lab::schema::tuning::CandidateStatus;
     let mut gpu = gpu();
     let v = registry::by_name("sgemm_08_double_buffered").unwrap();
     let shape = Shape(vec![512, 384, 260]);
@@ -111,19 +144,112 @@ fn a_tuning_candidate_compiles_verifies_and_times() {
         assert_eq!(c.status, CandidateStatus::Ok, "{}: {:?}", config.label(), c.reason);
         assert!(c.median_ms.unwrap() > 0.0 && c.registers.unwrap() > 0 && c.blocks_per_sm.unwrap() > 0);
     }
-    // Refused by its own static_asserts (NVRTC): rejected, not an error of the search.
+    // Refused by its own constraints before compiling: rejected, not an error of the search.
     let too_big = v.config().with("BLOCK_X", 1024).with("BM", 256).with("BN", 256);
     let c = tune::evaluate(&mut gpu, v, &shape, &too_big, 5, &Policy::quick()).unwrap();
     assert_eq!(c.status, CandidateStatus::Rejected, "{c:?}");
 }
 
+/// The fault-isolation run: `bench sgemm --size 4096` over the test set, whose rung 0 writes out
+/// of bounds and whose rung 5 never returns, against the same bench over the lab's own set.
+#[test]
+#[ignore = "needs a GPU"]
+fn a_faulting_and_a_hanging_variant_change_nothing_for_the_others() {
+    let (clean_dir, faulty_dir) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let args = ["bench", "sgemm", "--size", "4096", "--seed", "13"];
+    let clean = lab(&args, clean_dir.path(), None);
+    assert_eq!(clean.status.code(), Some(0), "{}", String::from_utf8_lossy(&clean.stderr));
+    let started = Instant::now();
+    let faulty = lab(&args, faulty_dir.path(), Some(&test_set()));
+    let took = started.elapsed();
+    let stdout = String::from_utf8_lossy(&faulty.stdout);
+    eprintln!("{stdout}\nthe run with both broken variants took {:.0} s", took.as_secs_f64());
+    assert_eq!(faulty.status.code(), Some(exit::FAILED as i32), "a failed entry is exit 1");
+
+    let runs = store::read(&[faulty_dir.path().to_path_buf()]).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(runs[0].complete, "the results file is whole: its end record is there");
+    let bad: Vec<&Entry> = runs[0].entries().filter(|e| e.status == Status::Failed).collect();
+    let reason = |name: &str| bad.iter().find(|e| e.variant == name).and_then(|e| e.reason.clone()).unwrap_or_default();
+    assert_eq!(bad.len(), 2, "only the two broken variants fail: {bad:#?}");
+    assert!(reason("sgemm_00_fault_oob").contains("ILLEGAL_ADDRESS"), "{}", reason("sgemm_00_fault_oob"));
+    let hang = reason("sgemm_05_fault_hang");
+    assert!(hang.contains("no completion after"), "{hang}");
+    let limit: f64 = hang.split("after ").nth(1).and_then(|s| s.split(' ').next()).and_then(|s| s.parse().ok()).unwrap();
+    assert!(took < Duration::from_secs_f64(limit + 60.0), "the run ends within a minute of the hang limit ({limit} s): {took:?}");
+
+    let ok_clean = entries(clean_dir.path());
+    for e in runs[0].entries().filter(|e| !e.variant.contains("_fault_")) {
+        assert_eq!(e.status, Status::Ok, "{}: {:?}", e.variant, e.reason);
+        let twin = ok_clean.iter().find(|c| c.variant == e.variant).unwrap();
+        if e.kind != Kind::Baseline && e.telemetry.as_ref().is_none_or(|t| !t.throttled()) {
+            let (a, b) = (e.vs_baseline.unwrap(), twin.vs_baseline.unwrap());
+            eprintln!("{}: {a:.3}x with the broken variants, {b:.3}x without", e.variant);
+            assert!((a / b - 1.0).abs() < 0.03, "{}: {a:.3} vs {b:.3}", e.variant);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn reruns_add_and_a_killed_bench_keeps_what_it_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    for _ in 0..2 {
+        let out = lab(&["bench", "sgemm_08", "--size", "4096", "--quick"], dir.path(), None);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let runs = store::read(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(runs.len(), 2, "two runs, two files");
+    assert!(runs.iter().all(|r| r.entries().any(|e| e.variant == "sgemm_08_double_buffered" && e.status == Status::Ok)));
+
+    // A bench killed halfway: the entries it finished are on disk, the file still reads.
+    let killed = tempfile::tempdir().unwrap();
+    let mut child = Command::new(cli())
+        .args(["bench", "sgemm", "--size", "2048,4096"])
+        .arg("--results-dir")
+        .arg(killed.path())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    let finished = loop {
+        let n = store::read(&[killed.path().to_path_buf()]).map(|r| r.iter().map(|r| r.entries().count()).sum::<usize>()).unwrap_or(0);
+        if n >= 4 || Instant::now() > deadline {
+            break n;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let runs = store::read(&[killed.path().to_path_buf()]).unwrap();
+    assert_eq!(runs.len(), 1);
+    assert!(!runs[0].complete, "it was cut short");
+    assert!(runs[0].entries().count() >= finished && finished >= 4, "{finished} entries kept");
+}
+
 #[test]
 #[ignore = "needs two GPUs"]
 fn two_gpus_copy_collect_and_scale_verified() {
-    let mut gpus: Vec<_> = (0..2).map(|i| kernel_lab::device::Gpu::open(i).expect("this test needs two GPUs")).collect();
-    let m = kernel_lab::multi::measure(&mut gpus, &[4 << 10, 16 << 20], &[8, 1 << 20]).unwrap();
+    let mut gpus: Vec<_> = (0..2).map(|i| Gpu::open(i).expect("this test needs two GPUs")).collect();
+    let m = kernel_lab::measure::multi::measure(&mut gpus, &[4 << 10, 16 << 20], &[8, 1 << 20]).unwrap();
     assert_eq!(m.links.len(), 2);
     assert!(m.copies.iter().all(|c| c.gbs > 0.0), "every copy was timed (and checked inside measure)");
     assert_eq!(m.collectives.len(), 4 * 2 * 2, "4 collectives x 2 types x 2 sizes");
     assert!(m.scaling.iter().any(|s| s.gpus == 2 && s.efficiency.is_some()));
+}
+
+/// Two identical GPUs bench into one model folder and keep each other's entries.
+#[test]
+#[ignore = "needs two GPUs"]
+fn two_gpus_keep_their_own_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    for gpu in ["0", "1"] {
+        let out = lab(&["bench", "sgemm_08", "--size", "2048", "--quick", "--gpu", gpu], dir.path(), None);
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    }
+    let runs = store::read(&[dir.path().to_path_buf()]).unwrap();
+    let cards = store::views(&runs, store::Group::Card);
+    assert_eq!(cards.len(), 2, "a view per card");
+    assert!(cards.iter().all(|v| v.entries.iter().any(|e| e.variant == "sgemm_08_double_buffered" && e.status == Status::Ok)));
 }

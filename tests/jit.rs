@@ -1,8 +1,9 @@
 //! Run-time compilation (NVRTC) and the tuner's search space. Needs no GPU: NVRTC comes with the
 //! toolkit `cargo make setup` installs.
 
-use kernel_lab::registry::{self, VARIANTS};
-use kernel_lab::{arch, expr, jit, tune};
+use kernel_lab::facts::expr;
+use kernel_lab::gpu::{jit, registry};
+use kernel_lab::measure::tune;
 
 fn nvrtc() {
     assert!(jit::available(), "NVRTC not found: `cargo make setup` installs it into .toolkit/");
@@ -11,10 +12,10 @@ fn nvrtc() {
 #[test]
 fn every_variant_compiles_with_nvrtc_in_its_manifest_configuration() {
     nvrtc();
-    for v in VARIANTS {
+    for v in registry::all().unwrap() {
         for sm in [80, 90].into_iter().filter(|&sm| v.admits(sm)) {
             let ptx = jit::compile(v, &v.config(), sm).unwrap_or_else(|e| panic!("{} for sm_{sm}: {e}", v.name));
-            assert!(ptx.to_src().contains(v.symbol), "{}: the entry is in the PTX", v.name);
+            assert!(ptx.to_src().contains(&v.symbol), "{}: the entry is in the PTX", v.name);
         }
     }
 }
@@ -40,8 +41,8 @@ fn the_hash_follows_configuration_and_target() {
 
 #[test]
 fn the_space_starts_with_the_manifest_and_constraints_prune_it() {
-    let h100 = arch::lookup(9, 0);
-    for v in VARIANTS.iter().filter(|v| !v.tune.is_empty()) {
+    let h100 = Some(90);
+    for v in registry::all().unwrap().iter().filter(|v| !v.tune.is_empty()) {
         let space = tune::space(v);
         assert_eq!(space[0], v.config(), "{}", v.name);
         let product: usize = v.tune.iter().map(|(_, vals)| vals.len()).product();
@@ -60,7 +61,7 @@ fn the_space_starts_with_the_manifest_and_constraints_prune_it() {
 fn every_kept_sgemm_configuration_compiles() {
     nvrtc();
     let v = registry::by_name("sgemm_08_double_buffered").unwrap();
-    let kept: Vec<_> = tune::space(v).into_iter().filter(|c| tune::prefilter(v, c, arch::lookup(9, 0)).is_ok()).collect();
+    let kept: Vec<_> = tune::space(v).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();
     for c in kept.iter().step_by(7) {
         jit::compile(v, c, 90).unwrap_or_else(|e| panic!("{} passes the constraints but not the compiler: {e}", c.label()));
     }

@@ -1,7 +1,9 @@
 //! The multi family without GPUs: bus-bandwidth factors, the link classification, the parsing of
 //! `nvidia-smi topo -m`, and the host-side answers collectives are checked against.
 
-use kernel_lab::multi::{bus_factor, expected, nvlinks_between, parse_topo_matrix, pci_key, value, Collective, Link};
+use kernel_lab::measure::multi::topology::{nvlinks_between, parse_topo_matrix, pci_key};
+use kernel_lab::measure::multi::{bus_factor, expected, value};
+use kernel_lab::schema::multi::{Collective, Link};
 
 #[test]
 fn bus_bandwidth_factors_are_nccl_tests() {

@@ -1,11 +1,13 @@
 //! The roofline from a committed results file: ceilings, intensities, bounds and the plot.
 
-use kernel_lab::roofline::{self, Ceilings};
-use kernel_lab::sheet::Precision;
-use kernel_lab::store;
+use kernel_lab::analysis::roofline::{self, Ceilings};
+use kernel_lab::analysis::store::{self, Group, View};
+use kernel_lab::facts::manifest::Config;
+use kernel_lab::facts::sheet::Precision;
 
-fn h200() -> store::ResultsFile {
-    store::load(std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/results/nvidia-h200-sm_90.json"))).unwrap()
+fn h200() -> View {
+    let runs = store::read(&[std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/nvidia-h200-sm_90")]).unwrap();
+    store::views(&runs, Group::Model).remove(0)
 }
 
 #[test]
@@ -13,9 +15,9 @@ fn ceilings_points_and_bounds() {
     let mut f = h200();
     // A peak-family entry as the peak family stores one (its configuration names PREC), above
     // the file's own fp32 peak entries: the ceiling is the best of them.
-    let mut peak = f.entries.iter().find(|e| e.family == "sgemm" && !e.baseline && e.rate.is_some()).unwrap().clone();
-    (peak.family, peak.variant, peak.config, peak.rate) =
-        ("peak".into(), "peak_01_simt_fma_fp32".into(), "block 256 PREC=2 OPS=64".into(), Some(600.0));
+    let mut peak = f.entries.iter().find(|e| e.family == "sgemm" && !e.is_baseline() && e.rate.is_some()).unwrap().clone();
+    let config = Config { block: [256, 1, 1], defines: vec![("OPS".into(), 64), ("PREC".into(), 2)] };
+    (peak.family, peak.variant, peak.config, peak.rate) = ("peak".into(), "peak_01_simt_fma_fp32".into(), Some(config), Some(600.0));
     f.entries.push(peak);
     let c = roofline::ceilings(&f);
     assert_eq!(c.of(Precision::Fp32), Some(600.0));
@@ -39,7 +41,7 @@ fn ceilings_points_and_bounds() {
         "baseline and best"
     );
     let (header, rows) = roofline::bounds_rows(&head);
-    assert_eq!(header.len(), 3 + kernel_lab::sheet::GPUS.len());
+    assert_eq!(header.len(), 3 + kernel_lab::facts::sheet::GPUS.len());
     assert!(rows.iter().all(|r| r.len() == header.len()));
     let svg = roofline::svg("test", &roofline::ceilings(&f), &pts);
     assert!(svg.starts_with("<svg") && svg.contains("fp32") && svg.contains("DRAM"), "{}", &svg[..200.min(svg.len())]);

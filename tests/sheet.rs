@@ -1,7 +1,7 @@
 //! The spec sheet's internal consistency: every published rate equals SMs x clock x per-SM rate,
 //! every bandwidth equals bus width x data rate, within the vendors' rounding (2%).
 
-use kernel_lab::sheet::{self, Precision, GPUS};
+use kernel_lab::facts::sheet::{self, Precision, GPUS};
 
 fn close(a: f64, b: f64, tol: f64) -> bool {
     (a - b).abs() <= tol * b.abs()

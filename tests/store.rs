@@ -1,15 +1,18 @@
-//! Results files: round trip, schema errors, merging, atomic writes.
+//! Results on disk: run files written line by line, read back merged, never overwritten; the
+//! schema-1 files of earlier sessions read and migrated.
 
-use kernel_lab::device::DeviceInfo;
-use kernel_lab::families::{Unit, Work};
-use kernel_lab::stats::Summary;
-use kernel_lab::store::{self, Entry, ResultsFile, RunInfo, Status, SCHEMA};
-use kernel_lab::timing::Policy;
-use kernel_lab::verify::{check, Precision};
+use std::path::{Path, PathBuf};
 
-fn device() -> DeviceInfo {
+use kernel_lab::analysis::{migrate, store};
+use kernel_lab::measure::verify::{check, Precision};
+use kernel_lab::schema::device::DeviceInfo;
+use kernel_lab::schema::entry::{Entry, Kind, Status, Unit, Work};
+use kernel_lab::schema::run::{Header, Policy, Record, RunInfo, RunKind, SCHEMA};
+use kernel_lab::schema::stats::Summary;
+
+fn device(ordinal: usize, uuid: &str) -> DeviceInfo {
     DeviceInfo {
-        ordinal: 0,
+        ordinal,
         name: "NVIDIA H200".into(),
         cc_major: 9,
         cc_minor: 0,
@@ -22,35 +25,39 @@ fn device() -> DeviceInfo {
         mem_clock_khz: 3_201_000,
         bus_width_bits: 6016,
         driver: "13.0".into(),
+        uuid: Some(uuid.into()),
+        host: Some("gpu-host".into()),
     }
 }
 
-fn run(seed: u64) -> RunInfo {
-    RunInfo {
-        id: 0,
-        date: "2026-11-29T00:00:00Z".into(),
+fn header(date: &str, dev: DeviceInfo) -> Header {
+    let run = RunInfo {
+        id: format!("{date} {}", dev.card()),
+        kind: RunKind::Bench,
+        date: date.into(),
         git_commit: "abc".into(),
         lab_version: "0.1.0".into(),
         nvcc: "13.0.88".into(),
         driver: "13.0".into(),
         command: "kernel-lab bench".into(),
-        seed,
-        policy: Policy::quick(),
-        notes: Vec::new(),
-    }
+        seed: Some(7),
+        policy: Some(Policy::quick()),
+        hang_limit_s: None,
+    };
+    Header { schema: SCHEMA, run, device: dev }
 }
 
-fn entry(variant: &str, shape: &str, nan: bool) -> Entry {
+fn entry(variant: &str, rate: f64, nan: bool) -> Entry {
     let want = [1.0, 2.0];
     let out = if nan { [1.0, f32::NAN] } else { [1.0, 2.0] };
     Entry {
-        run: 0,
         family: "sgemm".into(),
         variant: variant.into(),
-        baseline: false,
+        kind: Kind::Variant,
         rung: 1,
-        config: "block 16x16".into(),
-        shape: shape.into(),
+        config: None,
+        tuned_at: None,
+        shape: "1024x1024x1024".into(),
         dims: vec![1024, 1024, 1024],
         status: if nan { Status::Failed } else { Status::Ok },
         reason: None,
@@ -60,7 +67,7 @@ fn entry(variant: &str, shape: &str, nan: bool) -> Entry {
         time: Summary::of(&[1.0, 1.1, 0.9]),
         work: Work { flops: 2e9, bytes_read: 8e6, bytes_written: 4e6 },
         unit: Unit::Tflops,
-        rate: Some(2.0),
+        rate: Some(rate),
         vs_baseline: Some(0.5),
         peak: Some(67.0),
         vs_peak: Some(0.03),
@@ -71,85 +78,139 @@ fn entry(variant: &str, shape: &str, nan: bool) -> Entry {
     }
 }
 
-#[test]
-fn device_slug_and_peaks() {
-    let d = device();
-    assert_eq!(d.slug(), "nvidia-h200-sm_90");
-    assert!((d.peak_dram_gbs().unwrap() - 4815.0).abs() < 1.0, "{:?}", d.peak_dram_gbs());
-    assert!((d.peak_fp32_tflops().unwrap() - 66.9).abs() < 0.1, "{:?}", d.peak_fp32_tflops());
-    let unknown = DeviceInfo { sm_clock_khz: 0, ..d };
-    assert!(unknown.peak_fp32_tflops().is_none(), "no clock reported, no made-up peak");
-}
-
-#[test]
-fn round_trip_including_nan_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = store::merge(None, device(), run(1), vec![entry("a", "1024", false), entry("b", "1024", true)]);
-    let path = store::path_for(dir.path(), &file.device);
-    store::write_atomic(&path, &file).unwrap();
-    let back = store::load(&path).unwrap();
-    assert_eq!(back.schema, SCHEMA);
-    assert_eq!(back.entries[0], file.entries[0]);
-    assert!(back.entries[1].verify.as_ref().unwrap().error.is_nan(), "NaN survives as null");
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(leftovers.len(), 1, "no temporary file left: {leftovers:?}");
-}
-
-#[test]
-fn merge_replaces_same_key_and_drops_orphan_runs() {
-    let first = store::merge(None, device(), run(1), vec![entry("a", "1024", false), entry("b", "1024", false)]);
-    let second = store::merge(Some(first.clone()), device(), run(2), vec![entry("a", "1024", false)]);
-    assert_eq!(second.entries.len(), 2);
-    assert_eq!(second.runs.len(), 2);
-    let a = second.entries.iter().find(|e| e.variant == "a").unwrap();
-    assert_eq!(a.run, 1, "the new run's id");
-    let third = store::merge(Some(second), device(), run(3), vec![entry("b", "1024", false)]);
-    assert_eq!(third.runs.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 2], "run 0 has no entries left");
-}
-
-fn write(dir: &std::path::Path, name: &str, text: &str) -> std::path::PathBuf {
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
-}
-
-#[test]
-fn schema_errors_name_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let err = |p: &std::path::Path| store::load(p).unwrap_err().to_string();
-    let missing = dir.path().join("none.json");
-    assert!(err(&missing).contains("cannot read"));
-    assert!(err(&write(dir.path(), "x.json", "{nope")).contains("not JSON"));
-    assert!(err(&write(dir.path(), "y.json", "{\"a\":1}")).contains("no schema number"));
-    let e = err(&write(dir.path(), "z.json", "{\"schema\":999}"));
-    assert!(e.contains("schema 999") && e.contains("z.json"), "{e}");
-    let e = err(&write(dir.path(), "w.json", &format!("{{\"schema\":{SCHEMA},\"device\":1}}")));
-    assert!(e.contains("does not match"), "{e}");
-}
-
-#[test]
-fn a_results_file_is_self_describing() {
-    let file: ResultsFile = store::merge(None, device(), run(9), vec![entry("a", "1024", false)]);
-    let v = serde_json::to_value(&file).unwrap();
-    for key in ["schema", "device", "runs", "entries"] {
-        assert!(v.get(key).is_some(), "{key}");
+fn write_run(dir: &Path, h: &Header, entries: &[Entry]) -> PathBuf {
+    let mut w = store::Writer::create(dir, h).unwrap();
+    for e in entries {
+        w.append(&Record::Entry(Box::new(e.clone()))).unwrap();
     }
-    let r = &v["runs"][0];
-    for key in ["date", "git_commit", "nvcc", "driver", "seed", "policy"] {
-        assert!(r.get(key).is_some(), "run.{key}");
-    }
-    assert_eq!(v["entries"][0]["source_hash"], "00ff");
-    assert_eq!(v["device"]["sm_clock_khz"], 1_980_000);
+    w.append(&Record::End(Default::default())).unwrap();
+    w.path
 }
 
 #[test]
-fn unknown_variants_are_dropped_with_their_runs() {
-    let mut file = store::merge(None, device(), run(1), vec![entry("gone_01_x", "1024", false), entry("kept", "1024", false)]);
-    let mut base = entry("cuBLAS SGEMM", "1024", false);
-    base.baseline = true;
-    file = store::merge(Some(file), device(), run(2), vec![base, entry("kept@tuned", "2048", false)]);
-    file.retain_known(|v| v == "kept");
-    let names: Vec<&str> = file.entries.iter().map(|e| e.variant.as_str()).collect();
-    assert_eq!(names, ["kept", "cuBLAS SGEMM", "kept@tuned"]);
-    assert_eq!(file.runs.len(), 2);
+fn a_run_round_trips_including_nan_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = header("2026-11-29T00:00:00Z", device(0, "GPU-a"));
+    let path = write_run(dir.path(), &h, &[entry("a", 2.0, false), entry("b", 1.0, true)]);
+    assert_eq!(path.parent().unwrap().file_name().unwrap(), "nvidia-h200-sm_90", "a folder per model");
+    let run = store::read_run(&path).unwrap();
+    assert_eq!(run.header, h);
+    assert!(run.complete);
+    let entries: Vec<&Entry> = run.entries().collect();
+    assert_eq!(*entries[0], entry("a", 2.0, false));
+    assert!(entries[1].verify.as_ref().unwrap().error.is_nan(), "NaN survives as null");
+}
+
+#[test]
+fn a_rerun_adds_and_the_view_shows_the_newest() {
+    let dir = tempfile::tempdir().unwrap();
+    write_run(dir.path(), &header("2026-11-29T00:00:00Z", device(0, "GPU-a")), &[entry("a", 1.0, false), entry("b", 1.0, false)]);
+    write_run(dir.path(), &header("2026-11-30T00:00:00Z", device(0, "GPU-a")), &[entry("a", 3.0, false)]);
+    let runs = store::read(&[dir.path().to_path_buf()]).unwrap();
+    assert_eq!(runs.len(), 2, "both runs are kept");
+    let views = store::views(&runs, store::Group::Model);
+    assert_eq!(views.len(), 1);
+    let v = &views[0];
+    let rate = |name: &str| v.entries.iter().find(|e| e.variant == name).unwrap().rate.unwrap();
+    assert_eq!((rate("a"), rate("b")), (3.0, 1.0), "the newest a, and b from the first run");
+    assert_eq!(v.runs.len(), 2);
+}
+
+#[test]
+fn two_cards_of_one_model_share_a_folder_and_stay_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    // Two processes at the same second, on two GPUs: two files, nothing lost.
+    let same = "2026-11-30T00:00:00Z";
+    let p0 = write_run(dir.path(), &header(same, device(0, "GPU-a")), &[entry("a", 1.0, false)]);
+    let p1 = write_run(dir.path(), &header(same, device(1, "GPU-b")), &[entry("a", 2.0, false)]);
+    assert_ne!(p0, p1);
+    assert_eq!(p0.parent(), p1.parent());
+    let runs = store::read(&[dir.path().to_path_buf()]).unwrap();
+    let cards = store::views(&runs, store::Group::Card);
+    assert_eq!(cards.len(), 2, "one view per card");
+    let rates: Vec<f64> = cards.iter().map(|v| v.entries[0].rate.unwrap()).collect();
+    assert!(rates.contains(&1.0) && rates.contains(&2.0), "{rates:?}");
+    assert!(cards[0].label.contains("gpu-host GPU"), "{}", cards[0].label);
+}
+
+#[test]
+fn a_killed_run_keeps_what_it_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let h = header("2026-11-30T00:00:00Z", device(0, "GPU-a"));
+    let mut w = store::Writer::create(dir.path(), &h).unwrap();
+    w.append(&Record::Entry(Box::new(entry("a", 1.0, false)))).unwrap();
+    w.append(&Record::Entry(Box::new(entry("b", 2.0, false)))).unwrap();
+    let path = w.path.clone();
+    drop(w);
+    // Killed in the middle of its third line.
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    text.push_str("{\"record\":\"entry\",\"family\":\"sgem");
+    std::fs::write(&path, text).unwrap();
+    let run = store::read_run(&path).unwrap();
+    assert!(!run.complete, "no End record");
+    assert_eq!(run.entries().count(), 2);
+}
+
+#[test]
+fn bad_files_are_errors_that_name_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: &str| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let err = |p: &Path| store::read(&[p.to_path_buf()]).unwrap_err().to_string();
+    assert!(err(&dir.path().join("none.jsonl")).contains("cannot read"));
+    assert!(err(&write("x.jsonl", "{nope")).contains("not JSON"));
+    assert!(err(&write("y.jsonl", "{\"a\":1}")).contains("no schema number"));
+    let e = err(&write("z.jsonl", "{\"schema\":999}"));
+    assert!(e.contains("schema 999") && e.contains("z.jsonl"), "{e}");
+    let e = err(&write("w.json", "{\"schema\":0}"));
+    assert!(e.contains("schema 0"), "{e}");
+    let good = serde_json::to_string(&header("2026-11-30T00:00:00Z", device(0, "GPU-a"))).unwrap();
+    let e = err(&write("v.jsonl", &format!("{good}\n{{\"record\":\"nope\"}}\n{{\"record\":\"note\",\"text\":\"x\"}}\n")));
+    assert!(e.contains("line 2"), "a bad line that is not the last is an error: {e}");
+}
+
+fn committed(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema1").join(name)
+}
+
+#[test]
+fn the_committed_schema_1_files_load_and_migrate() {
+    for (file, entries, tuning) in [
+        ("nvidia-h200-sm_90.json", 547, 11),
+        ("h200-gpu1/nvidia-h200-sm_90.json", 49, 0),
+        ("nvrtc-sm120-build/nvidia-h200-sm_90.json", 17, 0),
+    ] {
+        let runs = migrate::read_v1(&committed(file)).unwrap();
+        assert_eq!(runs.iter().map(|r| r.entries().count()).sum::<usize>(), entries, "{file}: every entry");
+        let tunings = runs.iter().flat_map(|r| &r.records).filter(|r| matches!(r, Record::Tuning(_))).count();
+        assert_eq!(tunings, tuning, "{file}");
+        // Written out and read back: the same runs.
+        let dir = tempfile::tempdir().unwrap();
+        for r in &runs {
+            let back = store::read_run(&store::write_run(dir.path(), r).unwrap()).unwrap();
+            assert_eq!((back.header.clone(), back.records.clone()), (r.header.clone(), r.records.clone()), "{file}");
+        }
+    }
+    let runs = migrate::read_v1(&committed("nvidia-h200-sm_90.json")).unwrap();
+    let all: Vec<&Entry> = runs.iter().flat_map(|r| r.entries()).collect();
+    let tuned = all.iter().find(|e| e.kind == Kind::Tuned && e.variant == "sgemm_08_double_buffered").expect("a tuned entry");
+    let config = tuned.config.as_ref().expect("its label parsed into a configuration");
+    assert_eq!((config.block, config.define("BM")), ([128, 1, 1], Some(128)));
+    assert_eq!(tuned.tuned_at.as_deref(), Some("tuned at 4096x4096x4096"));
+    assert!(all.iter().any(|e| e.kind == Kind::Baseline && e.config.is_none()));
+    let view = &store::views(&runs, store::Group::Model)[0];
+    assert!(view.transfers.is_some() && view.multi.is_some() && !view.tuning.is_empty());
+}
+
+#[test]
+fn configuration_labels_parse() {
+    let (c, at) = migrate::parse_label("block 16x16 BM=16 BN=16");
+    let c = c.unwrap();
+    assert_eq!((c.block, c.defines.len(), at), ([16, 16, 1], 2, None));
+    assert_eq!(c.label(), "block 16x16 BM=16 BN=16", "the label it came from");
+    assert!(migrate::parse_label("vendor library").0.is_none());
+    assert!(migrate::parse_label("block 12x BM=1").0.is_none());
 }

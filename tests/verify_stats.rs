@@ -1,8 +1,8 @@
 //! Tolerances, the error norm, NaN handling, and the statistics of timing samples.
 
 use approx::assert_relative_eq;
-use kernel_lab::stats::{percentile, Summary};
-use kernel_lab::verify::{check, Precision};
+use kernel_lab::measure::verify::{check, Precision};
+use kernel_lab::schema::stats::{percentile, Summary};
 
 fn pairs(v: &[f64]) -> impl Iterator<Item = (usize, f64)> + Clone + '_ {
     v.iter().copied().enumerate()
@@ -83,7 +83,7 @@ fn summary_rejects_empty_and_non_finite() {
 
 #[test]
 fn sample_counts_follow_the_policy() {
-    use kernel_lab::timing::{Policy, FLOOR_SAMPLES};
+    use kernel_lab::schema::run::{Policy, FLOOR_SAMPLES};
     let p = Policy::full();
     assert_eq!(p.samples_for(0.001), p.max_samples, "fast kernels: as many as allowed");
     assert_eq!(p.samples_for(p.budget_s * 1e3 / 50.0), 50, "budget / launch time");

@@ -1,0 +1,248 @@
+//! Each family's launch protocol: which defines the host reads and what they decide (the grid,
+//! the argument path, dynamic shared memory, a thread-block cluster, the family's own
+//! parameters). A variant's launch is parsed once from its configuration into a typed [`Launch`];
+//! the build parses every manifest entry's, so a variant whose defines contradict its family's
+//! protocol fails the build with the entry's line, and the tuner drops candidates that would.
+//!
+//! Defines not named here are the kernel's own (tile shapes, unrolling); the host never reads them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::arch::{ArchReq, ARCHS};
+
+/// How many blocks a launch has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Grid {
+    /// ceil(cols / x) x ceil(rows / y) blocks: GEMM tiles of C (x = BN, y = BM), transpose tiles
+    /// (x = TILE_X, y = TILE_Y).
+    Tiles { x: u32, y: u32 },
+    /// `blocks_per_sm` x the SM count: a grid-stride or persistent grid. With `resident`, no more
+    /// per SM than fit at once (the l2 sweep and the peak loops need every block running).
+    PerSm { blocks_per_sm: u32, resident: bool },
+    /// One block per threads x `per_thread` elements.
+    Elements { per_thread: u32 },
+    /// One block per threads elements; multi-pass until one block is left (the reduction rungs
+    /// without BLOCKS_PER_SM).
+    PerThread,
+}
+
+/// STREAM's four operations (the memory family's OP, lab.h's LAB_OP_*).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum StreamOp {
+    Copy,
+    Scale,
+    Add,
+    Triad,
+}
+
+impl StreamOp {
+    /// Input arrays it reads (b, or b and c).
+    pub fn reads(self) -> u32 {
+        match self {
+            StreamOp::Copy | StreamOp::Scale => 1,
+            StreamOp::Add | StreamOp::Triad => 2,
+        }
+    }
+}
+
+/// What a family's kernels take, and the constants its host code needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Params {
+    Stream {
+        op: StreamOp,
+    },
+    /// DATA picks the working set: 0 random bits, 1 floats in [0, 1).
+    L2 {
+        data: u32,
+    },
+    /// The single-pass rung leaves the total in dst[0] (one launch); the others run again on
+    /// their partials.
+    Reduce {
+        single_pass: bool,
+    },
+    Transpose,
+    /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
+    /// load boxes BK deep.
+    Gemm {
+        tma_bk: Option<u32>,
+    },
+    /// PREC is a lab.h LAB_* precision code; a task is ITERS x CHAINS x OPS operations; ACC
+    /// accumulator elements per chain and TASK_THREADS threads per task (a warp unless a
+    /// warpgroup); MMA_K the mma's K where the precision has more than one shape.
+    Peak {
+        prec: u32,
+        iters: u32,
+        chains: u32,
+        ops: u32,
+        acc: u32,
+        task_threads: u32,
+        mma_k: Option<u32>,
+    },
+}
+
+/// A variant's launch, typed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Launch {
+    pub grid: Grid,
+    pub params: Params,
+    /// LAB_DYN_SMEM: dynamic shared memory per block, bytes (the kernel sizes its buffer with it).
+    pub dyn_smem_bytes: u32,
+    /// CLUSTER_X/Y/Z: thread-block cluster shape (sm_90+); [1, 1, 1] without one. The host rounds
+    /// the grid up to whole clusters; the kernel guards the blocks past the edge.
+    pub cluster: [u32; 3],
+}
+
+/// The families with a protocol, and the defines each reads: what `kernel-lab list` and the
+/// README's protocol table show.
+pub const PROTOCOLS: &[(&str, &str)] = &[
+    ("memory", "OP (LAB_OP_*); BLOCKS_PER_SM for a grid-stride grid of that many blocks per SM, else UNROLL and VEC (elements per thread)"),
+    ("l2", "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
+    ("reduce", "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
+    ("transpose", "TILE_X, TILE_Y (the tile one block moves)"),
+    ("sgemm", "BM, BN (the tile of C one block computes)"),
+    ("tensor", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
+    ("tf32", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
+    ("int8", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
+    ("peak", "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply"),
+];
+
+/// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
+pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
+
+impl Launch {
+    /// The launch of a configuration (`value` looks up a define or BLOCK_X/Y/Z) of `family`,
+    /// declared for `arch`; Err says which define is missing or contradicts the protocol.
+    pub fn parse(family: &str, arch: &ArchReq, value: &dyn Fn(&str) -> Option<i64>) -> Result<Launch, String> {
+        let get = |name: &str| value(name);
+        let need = |name: &str| -> Result<u32, String> {
+            let v = get(name).ok_or_else(|| format!("the {family} protocol needs the define {name}"))?;
+            u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| format!("{name} = {v} must be a positive 32-bit integer"))
+        };
+        let flag = |name: &str| -> Result<bool, String> {
+            match get(name) {
+                None | Some(0) => Ok(false),
+                Some(1) => Ok(true),
+                Some(v) => Err(format!("{name} = {v}: the {family} protocol takes 0 or 1")),
+            }
+        };
+        let per_sm = |resident: bool| need("BLOCKS_PER_SM").map(|blocks_per_sm| Grid::PerSm { blocks_per_sm, resident });
+        let (grid, params) =
+            match family {
+                "memory" => {
+                    let op = match get("OP") {
+                        Some(0) => StreamOp::Copy,
+                        Some(1) => StreamOp::Scale,
+                        Some(2) => StreamOp::Add,
+                        Some(3) => StreamOp::Triad,
+                        Some(v) => return Err(format!("OP = {v} is not a LAB_OP_* operation (0 copy, 1 scale, 2 add, 3 triad)")),
+                        None => return Err("the memory protocol needs the define OP".into()),
+                    };
+                    let grid = match get("BLOCKS_PER_SM") {
+                        Some(_) => per_sm(false)?,
+                        None => Grid::Elements { per_thread: need("UNROLL")? * need("VEC")? },
+                    };
+                    (grid, Params::Stream { op })
+                }
+                "l2" => {
+                    let data = match get("DATA") {
+                        Some(d @ (0 | 1)) => d as u32,
+                        Some(v) => return Err(format!("DATA = {v}: the l2 protocol takes 0 (random bits) or 1 (floats)")),
+                        None => return Err("the l2 protocol needs the define DATA".into()),
+                    };
+                    (per_sm(true)?, Params::L2 { data })
+                }
+                "reduce" => {
+                    let single_pass = flag("SINGLE_PASS")?;
+                    let grid = match get("BLOCKS_PER_SM") {
+                        Some(_) => per_sm(false)?,
+                        None if single_pass => return Err("SINGLE_PASS = 1 needs BLOCKS_PER_SM (one launch, a fixed grid)".into()),
+                        None => Grid::PerThread,
+                    };
+                    (grid, Params::Reduce { single_pass })
+                }
+                "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
+                "sgemm" => (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk: None }),
+                "tensor" | "tf32" | "int8" => {
+                    let tma_bk = if flag("TMA")? {
+                        if !arch_at_least(arch, 90) {
+                            return Err(format!("TMA = 1 needs an sm_90 or newer arch requirement, not {}", arch.describe()));
+                        }
+                        Some(need("BK")?)
+                    } else {
+                        None
+                    };
+                    (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk })
+                }
+                "peak" => {
+                    let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;
+                    let prec = u32::try_from(prec).map_err(|_| format!("PREC = {prec} is not a LAB_* precision"))?;
+                    let optional = |name: &str, default: u32| get(name).map_or(Ok(default), |_| need(name));
+                    let params = Params::Peak {
+                        prec,
+                        iters: need("ITERS")?,
+                        chains: need("CHAINS")?,
+                        ops: need("OPS")?,
+                        acc: optional("ACC", 4)?,
+                        task_threads: optional("TASK_THREADS", 32)?,
+                        mma_k: get("MMA_K").map(|_| need("MMA_K")).transpose()?,
+                    };
+                    (per_sm(true)?, params)
+                }
+                other => return Err(format!(
+                    "family '{other}' has no launch protocol: add one to crates/facts/src/launch.rs and a family to src/measure/families"
+                )),
+            };
+        let dyn_smem_bytes = match get("LAB_DYN_SMEM") {
+            None => 0,
+            Some(_) => need("LAB_DYN_SMEM")?,
+        };
+        let largest = largest_smem_optin(arch);
+        if dyn_smem_bytes > largest {
+            return Err(format!("LAB_DYN_SMEM = {dyn_smem_bytes} is over the {largest} bytes a block may have on {}", arch.describe()));
+        }
+        let mut cluster = [1u32; 3];
+        for (c, name) in cluster.iter_mut().zip(["CLUSTER_X", "CLUSTER_Y", "CLUSTER_Z"]) {
+            if get(name).is_some() {
+                *c = need(name)?;
+            }
+        }
+        if cluster != [1, 1, 1] {
+            if !arch_at_least(arch, 90) {
+                return Err(format!("a cluster needs an sm_90 or newer arch requirement, not {}", arch.describe()));
+            }
+            let blocks: u32 = cluster.iter().product();
+            if blocks > 8 {
+                return Err(format!("a cluster of {blocks} blocks is over the portable 8"));
+            }
+        }
+        Ok(Launch { grid, params, dyn_smem_bytes, cluster })
+    }
+
+    /// The grid for a problem of `cols` x `rows` (Tiles) or `elements` (Elements, PerThread), on a
+    /// GPU with `sms` SMs where `resident` blocks of this kernel fit per SM, rounded up to whole
+    /// clusters.
+    pub fn grid(&self, cols: u64, rows: u64, elements: u64, threads: u32, sms: u32, resident: u32) -> (u32, u32, u32) {
+        let g = match self.grid {
+            Grid::Tiles { x, y } => (cols.div_ceil(x as u64), rows.div_ceil(y as u64), 1),
+            Grid::PerSm { blocks_per_sm, resident: true } => (sms as u64 * blocks_per_sm.min(resident).max(1) as u64, 1, 1),
+            Grid::PerSm { blocks_per_sm, resident: false } => (sms as u64 * blocks_per_sm as u64, 1, 1),
+            Grid::Elements { per_thread } => (elements.div_ceil(threads as u64 * per_thread as u64).max(1), 1, 1),
+            Grid::PerThread => (elements.div_ceil(threads as u64).max(1), 1, 1),
+        };
+        let round = |n: u64, c: u32| n.div_ceil(c as u64) * c as u64;
+        let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);
+        (clamp(round(g.0, self.cluster[0])), clamp(round(g.1, self.cluster[1])), clamp(round(g.2, self.cluster[2])))
+    }
+}
+
+fn arch_at_least(arch: &ArchReq, sm: u32) -> bool {
+    match *arch {
+        ArchReq::AtLeast(min) => min >= sm,
+        ArchReq::Exact { sm: s, .. } => s >= sm,
+    }
+}
+
+/// The most dynamic shared memory a block may opt in to on every architecture `arch` admits.
+fn largest_smem_optin(arch: &ArchReq) -> u32 {
+    ARCHS.iter().filter(|a| arch.admits(a.sm)).map(|a| a.smem_per_block_optin).min().unwrap_or(0)
+}

@@ -1,0 +1,18 @@
+//! kernel-lab's facts as data, the bottom layer: shared by the build script (which compiles the
+//! kernels) and the library (which runs them), so it holds plain Rust and needs no GPU.
+//!
+//! - [`arch`]: the architecture table (Volta .. Blackwell) and nvcc target selection
+//! - [`manifest`]: the schema of `csrc/<family>/variants.toml`, checked entry by entry
+//! - [`launch`]: each family's launch protocol, and a variant's launch parsed once from its defines
+//! - [`expr`]: integer expressions for manifests' tuning constraints
+//! - [`resources`]: registers / shared memory / spills from ptxas's report
+//! - [`kernels`]: the compiled kernel set (`kernels.json` beside the fatbins) and where to find it
+//! - [`build`]: what the build script does: nvcc over the manifests, the kernel set, provenance
+
+pub mod arch;
+pub mod build;
+pub mod expr;
+pub mod kernels;
+pub mod launch;
+pub mod manifest;
+pub mod resources;

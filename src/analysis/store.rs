@@ -1,0 +1,300 @@
+//! Results on disk. A run is one file of JSON lines under `results/<model>-<arch>/`, created by
+//! that run alone and appended to as it goes: a rerun adds a file and never replaces one, a run
+//! that is killed keeps what it finished, two processes never write the same file. Reading merges
+//! the runs of a device: the newest entry of each key, with every earlier run still on disk for
+//! history and comparison. Schema-1 files (one JSON file per device) are read through `migrate`.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::migrate;
+use crate::error::{LabError, Result};
+use crate::schema::device::DeviceInfo;
+use crate::schema::entry::Entry;
+use crate::schema::multi::MultiResults;
+pub use crate::schema::run::Run;
+use crate::schema::run::{Header, Phases, Policy, Record, RunInfo, RunKind, SCHEMA};
+use crate::schema::transfers::Transfers;
+use crate::schema::tuning::TuneRecord;
+
+fn err(path: &Path, msg: String) -> LabError {
+    LabError::Results { path: path.display().to_string(), msg }
+}
+
+/// Reads one run file. A last line that does not parse is a write the run did not finish (it was
+/// killed mid-line) and is left out; any other bad line is an error.
+pub fn read_run(path: &Path) -> Result<Run> {
+    let text = std::fs::read_to_string(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
+    let first = lines.next().ok_or_else(|| err(path, "empty: not a kernel-lab run".into()))?;
+    let value: serde_json::Value = serde_json::from_str(first).map_err(|e| err(path, format!("not JSON lines: {e}")))?;
+    match value.get("schema").and_then(|s| s.as_u64()) {
+        None => return Err(err(path, "not a kernel-lab results file (no schema number)".into())),
+        Some(s) if s != SCHEMA as u64 => return Err(err(path, format!("results schema {s}, but this kernel-lab reads schema {SCHEMA}"))),
+        Some(_) => {}
+    }
+    let header: Header = serde_json::from_value(value).map_err(|e| err(path, format!("does not match results schema {SCHEMA}: {e}")))?;
+    let mut records = Vec::new();
+    let mut n = 1;
+    while let Some(line) = lines.next() {
+        n += 1;
+        match serde_json::from_str::<Record>(line) {
+            Ok(r) => records.push(r),
+            Err(_) if lines.peek().is_none() => break,
+            Err(e) => return Err(err(path, format!("line {n}: {e}"))),
+        }
+    }
+    let complete = records.iter().any(|r| matches!(r, Record::End(_)));
+    Ok(Run { path: path.to_path_buf(), header, records, complete })
+}
+
+/// Every run under `paths`: run files (`.jsonl`), schema-1 files (`.json`, converted), and
+/// folders of either, searched to any depth. An unreadable or foreign file is an error that names it.
+pub fn read(paths: &[PathBuf]) -> Result<Vec<Run>> {
+    let mut runs = Vec::new();
+    for p in paths {
+        read_into(p, &mut runs)?;
+    }
+    Ok(runs)
+}
+
+fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
+    if path.is_dir() {
+        let mut children: Vec<PathBuf> = std::fs::read_dir(path)
+            .map_err(|e| err(path, format!("cannot read folder: {e}")))?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "jsonl" || x == "json"))
+            .collect();
+        children.sort();
+        for c in children {
+            read_into(&c, runs)?;
+        }
+        return Ok(());
+    }
+    if path.extension().is_some_and(|x| x == "json") {
+        runs.extend(migrate::read_v1(path)?);
+    } else {
+        runs.push(read_run(path)?);
+    }
+    Ok(())
+}
+
+/// A run being written: the header went first, each record is appended and flushed.
+pub struct Writer {
+    file: File,
+    pub path: PathBuf,
+}
+
+/// A file name part: letters, digits, '-' and '_' only.
+fn part(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect()
+}
+
+impl Writer {
+    /// Creates `<dir>/<model>-<arch>/<date>-<host>-gpu<N>-<pid>.jsonl` (never an existing file)
+    /// and writes the header.
+    pub fn create(dir: &Path, header: &Header) -> Result<Writer> {
+        Writer::create_tagged(dir, header, &std::process::id().to_string())
+    }
+
+    /// As `create`, with `tag` in place of the process id.
+    fn create_tagged(dir: &Path, header: &Header, tag: &str) -> Result<Writer> {
+        let d = &header.device;
+        let folder = dir.join(d.slug());
+        std::fs::create_dir_all(&folder).map_err(|e| err(&folder, format!("cannot create folder: {e}")))?;
+        let stem = format!("{}-{}-gpu{}-{}", part(&header.run.date), part(d.host.as_deref().unwrap_or("unknown")), d.ordinal, part(tag));
+        // A second run of this process in the same second gets a number; no file is ever reused.
+        let (file, path) = (1..)
+            .map(|n| folder.join(if n == 1 { format!("{stem}.jsonl") } else { format!("{stem}-{n}.jsonl") }))
+            .find_map(|path| match OpenOptions::new().write(true).create_new(true).open(&path) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => None,
+                r => Some(r.map(|f| (f, path.clone())).map_err(|e| err(&path, format!("cannot create: {e}")))),
+            })
+            .expect("some number is free")?;
+        let mut w = Writer { file, path };
+        w.line(&serde_json::to_string(header).map_err(|e| err(&w.path, e.to_string()))?)?;
+        Ok(w)
+    }
+
+    fn line(&mut self, text: &str) -> Result<()> {
+        let path = self.path.clone();
+        self.file
+            .write_all(format!("{text}\n").as_bytes())
+            .and_then(|_| self.file.flush())
+            .and_then(|_| self.file.sync_data())
+            .map_err(|e| err(&path, format!("cannot write: {e}")))
+    }
+
+    /// Appends one record, on disk when this returns.
+    pub fn append(&mut self, record: &Record) -> Result<()> {
+        let text = serde_json::to_string(record).map_err(|e| err(&self.path, e.to_string()))?;
+        self.line(&text)
+    }
+}
+
+/// Writes a run read from elsewhere (a schema-1 file) as a run file of its own under `dir`.
+pub fn write_run(dir: &Path, run: &Run) -> Result<PathBuf> {
+    let mut w = Writer::create_tagged(dir, &run.header, &run.header.run.id)?;
+    for r in &run.records {
+        w.append(r)?;
+    }
+    Ok(w.path)
+}
+
+/// How runs are grouped into views.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Group {
+    /// One view per GPU model and architecture: every card of the model together.
+    #[default]
+    Model,
+    /// One view per card (its UUID, else its host and index).
+    Card,
+}
+
+/// What the runs of one device say, newest first where they overlap: the latest entry of each
+/// key, the latest tuning of each variant and shape, the latest transfers and multi-GPU results.
+#[derive(Debug, Clone)]
+pub struct View {
+    pub label: String,
+    /// The device as its newest run described it.
+    pub device: DeviceInfo,
+    /// The runs, oldest first.
+    pub runs: Vec<RunInfo>,
+    pub entries: Vec<Entry>,
+    pub tuning: Vec<TuneRecord>,
+    pub transfers: Option<Transfers>,
+    pub multi: Option<MultiResults>,
+    pub notes: Vec<String>,
+}
+
+fn group_key(d: &DeviceInfo, by: Group) -> String {
+    match by {
+        Group::Model => d.slug(),
+        Group::Card => d.uuid.clone().unwrap_or_else(|| format!("{}-{}", d.host.as_deref().unwrap_or("?"), d.ordinal)),
+    }
+}
+
+/// The views of `runs`, grouped `by` model or card, in the order their groups first appear.
+pub fn views(runs: &[Run], by: Group) -> Vec<View> {
+    let mut keys: Vec<String> = Vec::new();
+    for r in runs {
+        let k = group_key(&r.header.device, by);
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.iter()
+        .map(|k| {
+            let mut mine: Vec<&Run> = runs.iter().filter(|r| group_key(&r.header.device, by) == *k).collect();
+            mine.sort_by(|a, b| a.header.run.date.cmp(&b.header.run.date));
+            view(&mine, by)
+        })
+        .collect()
+}
+
+/// Folds runs (oldest first) into a view: later records replace earlier ones of the same key.
+fn view(runs: &[&Run], by: Group) -> View {
+    let newest = runs.last().expect("a group has a run");
+    let d = &newest.header.device;
+    let label = match by {
+        Group::Model => format!("{} {}", d.name, d.arch_name()),
+        Group::Card => format!("{} {} ({})", d.name, d.arch_name(), d.card()),
+    };
+    let mut v = View {
+        label,
+        device: d.clone(),
+        runs: Vec::new(),
+        entries: Vec::new(),
+        tuning: Vec::new(),
+        transfers: None,
+        multi: None,
+        notes: Vec::new(),
+    };
+    for run in runs {
+        v.runs.push(run.header.run.clone());
+        for rec in &run.records {
+            match rec {
+                Record::Entry(e) => match v.entries.iter_mut().find(|x| x.key() == e.key()) {
+                    Some(old) => *old = (**e).clone(),
+                    None => v.entries.push((**e).clone()),
+                },
+                Record::Tuning(t) => {
+                    v.tuning.retain(|x| !(x.family == t.family && x.variant == t.variant && x.shape == t.shape));
+                    v.tuning.push((**t).clone());
+                }
+                Record::Transfers(t) => v.transfers = Some((**t).clone()),
+                Record::Multi(m) => v.multi = Some((**m).clone()),
+                Record::Note { text } => v.notes.push(text.clone()),
+                Record::Candidate { .. } | Record::End(_) => {}
+            }
+        }
+    }
+    v
+}
+
+/// The runs stored for `device`'s model under `dir` (none when the folder does not exist yet).
+pub fn runs_of_model(dir: &Path, device: &DeviceInfo) -> Result<Vec<Run>> {
+    let folder = dir.join(device.slug());
+    if !folder.exists() {
+        return Ok(Vec::new());
+    }
+    read(&[folder])
+}
+
+/// The header of a new run of `kind` on `device`: now, this build's commit and toolkit, the
+/// command line.
+pub fn new_header(kind: RunKind, device: &DeviceInfo, seed: Option<u64>, policy: Option<Policy>, hang_limit_s: Option<f64>) -> Header {
+    let date = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let set = crate::gpu::registry::set().ok();
+    // The program's commit, and the kernels' where a kernel edit has moved them on since.
+    let program = env!("KERNEL_LAB_GIT");
+    let git_commit = match set.map(|s| s.git_commit.as_str()) {
+        Some(k) if k != program => format!("{program} (kernels {k})"),
+        _ => program.to_string(),
+    };
+    let run = RunInfo {
+        id: format!("{date} {} pid {}", device.card(), std::process::id()),
+        kind,
+        date,
+        git_commit,
+        lab_version: env!("CARGO_PKG_VERSION").to_string(),
+        nvcc: set.map(|s| s.nvcc_version.clone()).unwrap_or_else(|| "unknown".into()),
+        driver: device.driver.clone(),
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+        seed,
+        policy,
+        hang_limit_s,
+    };
+    Header { schema: SCHEMA, run, device: device.clone() }
+}
+
+/// A run's file, created at its first record, so a run that measures nothing leaves nothing.
+pub struct Recorder {
+    dir: PathBuf,
+    header: Header,
+    writer: Option<Writer>,
+    started: std::time::Instant,
+}
+
+impl Recorder {
+    pub fn new(dir: &Path, header: Header) -> Recorder {
+        Recorder { dir: dir.to_path_buf(), header, writer: None, started: std::time::Instant::now() }
+    }
+
+    pub fn append(&mut self, record: Record) -> Result<()> {
+        if self.writer.is_none() {
+            self.writer = Some(Writer::create(&self.dir, &self.header)?);
+        }
+        self.writer.as_mut().expect("created above").append(&record)
+    }
+
+    /// Ends the run with its wall time and where it went; the file's path, if one was written.
+    pub fn finish(mut self, phases: Vec<(String, f64)>) -> Result<Option<PathBuf>> {
+        if self.writer.is_none() {
+            return Ok(None);
+        }
+        self.append(Record::End(Phases { wall_s: self.started.elapsed().as_secs_f64(), phases }))?;
+        Ok(self.writer.map(|w| w.path))
+    }
+}

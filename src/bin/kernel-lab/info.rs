@@ -1,0 +1,167 @@
+//! What needs no measurement: the GPUs, the variants built, their resources, the spec sheet.
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use comfy_table::Table;
+use kernel_lab::analysis::report::{new_table, sections};
+use kernel_lab::analysis::store::{self, Group};
+use kernel_lab::error::exit;
+use kernel_lab::facts::{arch, launch, resources::Usage, sheet};
+use kernel_lab::gpu::registry::{self, VariantSpec};
+use kernel_lab::gpu::{device, legacy};
+use kernel_lab::LabError;
+
+fn table(header: &[&str]) -> Table {
+    new_table(header.iter().map(|h| h.to_string()).collect(), false)
+}
+
+pub fn devices() -> Result<u8> {
+    let mut t =
+        table(&["#", "name", "arch", "SMs", "SM clock", "memory", "bus", "L2", "smem/block", "fp32 peak", "DRAM peak", "driver", "UUID"]);
+    for d in device::list()? {
+        let family = arch::lookup(d.cc_major, d.cc_minor).map(|a| a.family).unwrap_or("not in the lab's table");
+        t.add_row(vec![
+            d.ordinal.to_string(),
+            d.name.clone(),
+            format!("{} ({family})", d.arch_name()),
+            d.sms.to_string(),
+            format!("{} MHz", d.sm_clock_khz / 1000),
+            format!("{:.0} GiB", d.total_mem_bytes as f64 / (1u64 << 30) as f64),
+            format!("{} bit", d.bus_width_bits),
+            format!("{} MiB", d.l2_bytes >> 20),
+            format!("{} KiB", d.smem_per_block_optin >> 10),
+            d.peak_fp32_tflops().map(|p| format!("{p:.1} TFLOP/s")).unwrap_or_else(|| "-".into()),
+            d.peak_dram_gbs().map(|p| format!("{p:.0} GB/s")).unwrap_or_else(|| "-".into()),
+            d.driver.clone(),
+            d.uuid.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    println!("{t}");
+    println!("peaks are derived from the reported clocks, bus width and the lab's architecture table");
+    Ok(exit::OK)
+}
+
+pub fn list(family: Option<&str>) -> Result<u8> {
+    if let Some(f) = family {
+        registry::family(f)?;
+    }
+    let mut t = table(&["family", "rung", "variant", "config", "arch", "targets", "technique"]);
+    for v in registry::all()?.iter().filter(|v| family.is_none_or(|f| v.family == f)) {
+        t.add_row(vec![
+            v.family.clone(),
+            format!("{:02}", v.rung),
+            v.name.clone(),
+            v.config().label(),
+            v.arch.describe(),
+            v.targets.iter().map(|t| t.name()).collect::<Vec<_>>().join(" "),
+            v.summary.clone(),
+        ]);
+    }
+    println!("{t}");
+    let set = registry::set()?;
+    println!("built with nvcc {} for {}", set.nvcc_version, set.archs.join(", "));
+    for (sm, why) in &set.skipped {
+        println!("not built for {sm}: {why}");
+    }
+    println!("launch protocols (the defines the host reads; every family also: {}):", launch::COMMON);
+    for (fam, reads) in launch::PROTOCOLS.iter().filter(|(f, _)| family.is_none_or(|x| x == *f)) {
+        println!("  {fam}: {reads}");
+    }
+    Ok(exit::OK)
+}
+
+pub fn sheet(gpu: Option<&str>, markdown: bool) -> Result<u8> {
+    let gpus: Vec<&sheet::Gpu> = match gpu {
+        Some(name) => vec![sheet::find(name).map_err(LabError::Usage)?],
+        None => sheet::GPUS.iter().collect(),
+    };
+    println!("{}", sections::sheet_table(&gpus, markdown));
+    for g in &gpus {
+        println!("{}: {}", g.name, g.source);
+    }
+    Ok(exit::OK)
+}
+
+/// One row of the resources table.
+fn usage_row(v: &VariantSpec, target: &str, u: &Usage) -> Vec<String> {
+    vec![
+        v.family.clone(),
+        v.name.clone(),
+        target.to_string(),
+        u.registers.to_string(),
+        u.smem_bytes.to_string(),
+        u.stack_bytes.to_string(),
+        u.spill_stores.to_string(),
+        u.spill_loads.to_string(),
+    ]
+}
+
+const RESOURCE_HEADER: [&str; 8] = ["family", "variant", "arch", "registers", "smem bytes", "stack bytes", "spill stores", "spill loads"];
+
+/// The variants declared for an architecture the toolkit dropped, compiled now with NVRTC 12.
+fn legacy_resources(sm: u32, why: &str) -> Result<u8> {
+    let nvrtc = legacy::Nvrtc::load().map_err(|e| anyhow::anyhow!("{e} (nvcc does not build sm_{sm}: {why})"))?;
+    let mut t = table(&RESOURCE_HEADER);
+    for v in legacy::declared_for(sm)? {
+        t.add_row(usage_row(v, &format!("sm_{sm}"), &nvrtc.usage(v, sm)?));
+    }
+    println!("{t}");
+    println!(
+        "compiled now with NVRTC {}.{} (nvcc {} does not build sm_{sm})",
+        nvrtc.version.0,
+        nvrtc.version.1,
+        registry::set()?.nvcc_version
+    );
+    Ok(exit::OK)
+}
+
+pub fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<u8> {
+    let set = registry::set()?;
+    if let Some(a) = arch_filter {
+        if let Some((_, why)) = set.skipped.iter().find(|(sm, _)| sm == a) {
+            let sm = a.trim_start_matches("sm_").parse::<u32>().with_context(|| format!("'{a}' is not sm_XY"))?;
+            return legacy_resources(sm, why);
+        }
+        if !set.variants.iter().any(|v| v.resources.iter().any(|(t, _)| t == a)) {
+            bail!(LabError::Usage(format!(
+                "no variant was built for '{a}' (this build has SASS for {}; sm_XYa targets appear where a variant needs them)",
+                set.archs.join(", ")
+            )));
+        }
+    }
+    let mut t = table(&RESOURCE_HEADER);
+    for v in &set.variants {
+        for (target, u) in v.resources.iter().filter(|(t, _)| arch_filter.is_none_or(|a| t == a)) {
+            t.add_row(usage_row(v, target, u));
+        }
+    }
+    println!("{t}");
+    println!("from ptxas -v at build time, nvcc {}", set.nvcc_version);
+    let mut tuned = table(&["family", "variant", "arch", "registers", "smem bytes", "local bytes (stack + spills)", "tuned on"]);
+    let runs = if dir.exists() { store::read(&[dir.to_path_buf()]).unwrap_or_default() } else { Vec::new() };
+    for view in store::views(&runs, Group::Model) {
+        let arch = view.device.arch_name();
+        if arch_filter.is_some_and(|a| a != arch) {
+            continue;
+        }
+        for rec in &view.tuning {
+            let Some(best) = rec.candidates.iter().find(|c| Some(&c.config) == rec.best.as_ref()) else { continue };
+            let n = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
+            tuned.add_row(vec![
+                rec.family.clone(),
+                format!("{}@tuned", rec.variant),
+                arch.clone(),
+                n(best.registers),
+                n(best.smem_bytes),
+                n(best.local_bytes),
+                format!("{} at {}", view.device.name, rec.shape),
+            ]);
+        }
+    }
+    if !tuned.is_empty() {
+        println!("{tuned}");
+        println!("tuned configurations: from the driver's report on the GPU they were tuned on");
+    }
+    Ok(exit::OK)
+}

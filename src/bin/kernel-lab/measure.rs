@@ -1,0 +1,237 @@
+//! The measurements that are not a bench: the tuner (and its candidates), host transfers, and
+//! several GPUs. Each stores a run of its own.
+
+use std::path::PathBuf;
+
+use anyhow::{bail, Context, Result};
+use kernel_lab::analysis::report::{new_table, run::heatmap, sections};
+use kernel_lab::analysis::store::{self, Recorder};
+use kernel_lab::error::exit;
+use kernel_lab::gpu::device::{self, Gpu};
+use kernel_lab::gpu::{jit, registry};
+use kernel_lab::measure::families::{self, shapes::parse_count};
+use kernel_lab::measure::{multi, transfers, tune};
+use kernel_lab::schema::run::{Policy, Record, RunKind};
+use kernel_lab::schema::tuning::CandidateStatus;
+use kernel_lab::LabError;
+
+fn usage(msg: String) -> anyhow::Error {
+    anyhow::anyhow!(LabError::Usage(msg))
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+}
+
+/// Byte counts with K/M/G; the default when none are given.
+fn byte_sizes(texts: &[String], default: Vec<u64>) -> Result<Vec<u64>> {
+    if texts.is_empty() {
+        return Ok(default);
+    }
+    texts.iter().map(|s| parse_count(s, "--size").map_err(usage)).collect()
+}
+
+#[derive(clap::Args)]
+pub struct TuneArgs {
+    family: String,
+    /// A variant of the family, or part of variant names.
+    filter: Option<String>,
+    /// Shapes to tune at (default: the family's largest quick size).
+    #[arg(long = "size", value_delimiter = ',')]
+    sizes: Vec<String>,
+    /// Seconds of search in all, shared by the variants and shapes.
+    #[arg(long, default_value_t = 300.0)]
+    budget: f64,
+    /// Finalists re-timed head to head.
+    #[arg(long, default_value_t = 3)]
+    top: usize,
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    #[arg(long)]
+    seed: Option<u64>,
+    #[arg(long, default_value_t = 0)]
+    gpu: usize,
+}
+
+pub fn tune(a: &TuneArgs) -> Result<u8> {
+    let fam = families::get(registry::family(&a.family)?).context("the kernel set names a family the lab does not implement")?;
+    let filter = a.filter.as_deref().unwrap_or(&a.family);
+    let variants: Vec<_> = registry::select(Some(filter))?.into_iter().filter(|v| v.family == a.family).collect();
+    if variants.is_empty() {
+        bail!(usage(format!("'{filter}' names no variant of {}", a.family)));
+    }
+    let tunable: Vec<_> = variants.into_iter().filter(|v| !v.tune.is_empty()).collect();
+    if tunable.is_empty() {
+        bail!(usage(format!(
+            "no variant of {} matching '{filter}' has tunable constants (a `tune = {{ ... }}` table in its manifest entry)",
+            a.family
+        )));
+    }
+    if !(a.budget.is_finite() && a.budget > 0.0) {
+        bail!(usage(format!("--budget must be a positive number of seconds, not {}", a.budget)));
+    }
+    if a.top == 0 {
+        bail!(usage("--top must be at least 1".into()));
+    }
+    let shapes = if a.sizes.is_empty() { fam.tune_sizes() } else { families::parse_sizes(fam, &a.sizes)? };
+    let gpu = Gpu::open(a.gpu)?;
+    if !jit::available() {
+        bail!(LabError::Unavailable("the tuner compiles candidates with NVRTC, and libnvrtc.so was not found".into()));
+    }
+    let exe = std::env::current_exe().context("cannot find this program to run candidates")?;
+    let search = tune::Search {
+        exe: &exe,
+        gpu: a.gpu,
+        device: &gpu.info,
+        budget_s: a.budget / (tunable.len() * shapes.len()) as f64,
+        top: a.top,
+        seed: a.seed.unwrap_or_else(clock_seed),
+        git_commit: env!("KERNEL_LAB_GIT"),
+    };
+    eprintln!("tuning on {} ({}), {} s per variant and shape, seed {}", gpu.info.name, gpu.info.arch_name(), search.budget_s, search.seed);
+    let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Tune, &gpu.info, Some(search.seed), None, None));
+    let mut t = new_table(
+        ["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain"]
+            .map(String::from)
+            .to_vec(),
+        false,
+    );
+    let mut maps = Vec::new();
+    for v in &tunable {
+        for shape in &shapes {
+            let label = fam.info().shapes.label(shape);
+            let rec = search.run(v, shape, &label, &mut |c| {
+                let record = Record::Candidate {
+                    family: v.family.clone(),
+                    variant: v.name.clone(),
+                    shape: label.clone(),
+                    candidate: Box::new(c.clone()),
+                };
+                recorder.append(record)
+            })?;
+            recorder.append(Record::Tuning(Box::new(rec.clone())))?;
+            let count = |s: CandidateStatus| rec.candidates.iter().filter(|c| c.status == s).count().to_string();
+            let manifest = rec.candidates.iter().find(|c| c.config == v.config());
+            let ms = |m: Option<f64>| m.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into());
+            t.add_row(vec![
+                v.name.clone(),
+                rec.shape.clone(),
+                rec.space.to_string(),
+                rec.tried.to_string(),
+                count(CandidateStatus::Ok),
+                rec.rejected().to_string(),
+                count(CandidateStatus::Failed),
+                count(CandidateStatus::Crashed),
+                ms(manifest.and_then(|c| c.median_ms)),
+                ms(rec.best_median_ms),
+                rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
+                // Of rates: a constant may change the declared work.
+                manifest.and_then(|c| c.rate).zip(rec.best_rate).map(|(a, b)| format!("{:.2}x", b / a)).unwrap_or_else(|| "-".into()),
+            ]);
+            maps.extend(heatmap(&rec, false));
+        }
+    }
+    println!("{t}");
+    for m in maps {
+        println!("{m}");
+    }
+    if let Some(path) = recorder.finish(Vec::new())? {
+        println!("tuning stored in {}; `kernel-lab bench` runs each best configuration as <variant>@tuned", path.display());
+    }
+    Ok(exit::OK)
+}
+
+#[derive(clap::Args)]
+pub struct CandidateArgs {
+    #[arg(long)]
+    variant: String,
+    #[arg(long)]
+    size: String,
+    #[arg(long)]
+    config: String,
+    #[arg(long)]
+    seed: u64,
+    #[arg(long, default_value_t = 0)]
+    gpu: usize,
+    #[arg(long)]
+    full: bool,
+}
+
+pub fn candidate(a: &CandidateArgs) -> Result<u8> {
+    let spec = registry::by_name(&a.variant)?;
+    let fam = families::of(spec)?;
+    let shape = fam.info().shapes.parse(&a.size).map_err(usage)?;
+    let config: registry::Config = serde_json::from_str(&a.config).context("--config is not a configuration")?;
+    let mut gpu = Gpu::open(a.gpu)?;
+    let policy = if a.full { Policy::full() } else { Policy::quick() };
+    let c = tune::evaluate(&mut gpu, spec, &shape, &config, a.seed, &policy)?;
+    println!("{}", serde_json::to_string(&c)?);
+    Ok(exit::OK)
+}
+
+#[derive(clap::Args)]
+pub struct TransfersArgs {
+    /// Transfer sizes in bytes, with K/M/G (default 4K to 1G).
+    #[arg(long = "size", value_delimiter = ',')]
+    sizes: Vec<String>,
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    #[arg(long, default_value_t = 0)]
+    gpu: usize,
+}
+
+pub fn transfers(a: &TransfersArgs) -> Result<u8> {
+    let sizes = byte_sizes(&a.sizes, transfers::default_sizes())?;
+    let mut gpu = Gpu::open(a.gpu)?;
+    eprintln!("host transfers on {} ({})", gpu.info.name, gpu.info.arch_name());
+    let t = transfers::measure(&mut gpu, &sizes, env!("KERNEL_LAB_GIT"))?;
+    print!("{}", sections::transfers_table(&t, false));
+    let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Transfers, &gpu.info, None, None, None));
+    recorder.append(Record::Transfers(Box::new(t)))?;
+    if let Some(path) = recorder.finish(Vec::new())? {
+        println!("results: {}", path.display());
+    }
+    Ok(exit::OK)
+}
+
+#[derive(clap::Args)]
+pub struct MultiArgs {
+    /// Which GPUs, e.g. 0,1 (default: all the driver sees).
+    #[arg(long, value_delimiter = ',')]
+    gpus: Vec<usize>,
+    /// Peer copy sizes in bytes, with K/M/G (default 4K to 1G).
+    #[arg(long = "size", value_delimiter = ',')]
+    sizes: Vec<String>,
+    /// Largest collective, bytes with K/M/G (default 1G; sizes run from 8 B up by 4x).
+    #[arg(long, default_value = "1G")]
+    max_collective: String,
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    #[arg(long)]
+    markdown: bool,
+}
+
+pub fn multi(a: &MultiArgs) -> Result<u8> {
+    let copy_sizes = byte_sizes(&a.sizes, transfers::default_sizes())?;
+    let max = parse_count(&a.max_collective, "--max-collective").map_err(usage)?;
+    // 8 B up by 4x, and the largest itself (1 GiB is not 8 x a power of 4).
+    let mut collective_sizes: Vec<u64> = std::iter::successors(Some(8u64), |s| Some(s * 4)).take_while(|&s| s <= max).collect();
+    if collective_sizes.last() != Some(&max) {
+        collective_sizes.push(max);
+    }
+    let ordinals: Vec<usize> = if a.gpus.is_empty() { (0..device::list()?.len()).collect() } else { a.gpus.clone() };
+    if ordinals.len() < 2 {
+        let n = ordinals.len();
+        bail!(usage(format!("the multi family needs 2 or more GPUs; {n} {} available", if n == 1 { "is" } else { "are" })));
+    }
+    let mut gpus = ordinals.iter().map(|&o| Gpu::open(o)).collect::<Result<Vec<_>, _>>()?;
+    eprintln!("several GPUs: {}", gpus.iter().map(|g| format!("{} ({})", g.info.name, g.info.ordinal)).collect::<Vec<_>>().join(", "));
+    let m = multi::measure(&mut gpus, &copy_sizes, &collective_sizes)?;
+    print!("{}", sections::multi_tables(&m, a.markdown));
+    let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Multi, &gpus[0].info, None, None, None));
+    recorder.append(Record::Multi(Box::new(m)))?;
+    if let Some(path) = recorder.finish(Vec::new())? {
+        println!("results: {}", path.display());
+    }
+    Ok(exit::OK)
+}

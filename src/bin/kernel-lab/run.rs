@@ -1,0 +1,187 @@
+//! `verify` and `bench`: plan, run each family's job in a worker process (or here, with
+//! `--in-process`), record each entry as it arrives, print the tables.
+
+use std::path::Path;
+
+use anyhow::Result;
+use indicatif::{ProgressBar, ProgressStyle};
+use kernel_lab::analysis::report::run::{bench_tables, verify_table};
+use kernel_lab::analysis::store::{self, Group, Recorder};
+use kernel_lab::error::exit;
+use kernel_lab::gpu::device::{self, Gpu};
+use kernel_lab::measure::isolate::Isolation;
+use kernel_lab::measure::plan::{self, Job, Options};
+use kernel_lab::measure::runner::{self, Event, Ratios};
+use kernel_lab::schema::device::DeviceInfo;
+use kernel_lab::schema::entry::{Entry, Status};
+use kernel_lab::schema::run::{Record, RunKind};
+use kernel_lab::LabError;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// A family, a variant, or part of variant names.
+    filter: Option<String>,
+    /// Problem sizes, the family's syntax (sgemm: N or MxNxK; memory: bytes, with K/M/G).
+    #[arg(long = "size", value_delimiter = ',')]
+    sizes: Vec<String>,
+    /// Named shape sets (sgemm: square, odd, bert, resnet); only families that have one run.
+    #[arg(long = "suite", value_delimiter = ',')]
+    suites: Vec<String>,
+    /// Fewer sizes and samples.
+    #[arg(long)]
+    quick: bool,
+    /// Seed of the run's random inputs (default: drawn from the clock, and printed).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Which GPU.
+    #[arg(long, default_value_t = 0)]
+    gpu: usize,
+    /// Seconds one variant at one shape may run before it is stopped and recorded as hung
+    /// (default: each variant's own limit, from its work; see the README).
+    #[arg(long)]
+    hang_limit: Option<f64>,
+    /// Run every variant in this process: no isolation, so a fault or hang stops the run (for
+    /// compute-sanitizer and debuggers).
+    #[arg(long)]
+    in_process: bool,
+}
+
+fn clock_seed() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
+}
+
+/// The device `ordinal`, from the driver, without keeping a context on it.
+fn device_info(ordinal: usize) -> Result<DeviceInfo, LabError> {
+    let all = device::list()?;
+    let n = all.len();
+    all.into_iter().nth(ordinal).ok_or_else(|| LabError::Usage(format!("GPU {ordinal} does not exist (the driver sees {n})")))
+}
+
+impl RunArgs {
+    fn options(&self, time: bool, fuzz: Option<usize>) -> Result<Options> {
+        if let Some(s) = self.hang_limit.filter(|s| !(s.is_finite() && *s > 0.0)) {
+            anyhow::bail!(LabError::Usage(format!("--hang-limit must be a positive number of seconds, not {s}")));
+        }
+        if fuzz == Some(0) {
+            anyhow::bail!(LabError::Usage("--fuzz must be at least 1".into()));
+        }
+        Ok(Options {
+            filter: self.filter.clone(),
+            sizes: self.sizes.clone(),
+            suites: self.suites.clone(),
+            quick: self.quick,
+            fuzz,
+            time,
+            tuned: Vec::new(),
+        })
+    }
+
+    /// Runs `jobs` in workers (or here), giving each entry, with its ratio to the baseline, to
+    /// `each` as it arrives, under a progress bar.
+    fn execute(&self, jobs: &[Job], dev: &DeviceInfo, each: &mut dyn FnMut(Entry) -> Result<(), LabError>) -> Result<(), LabError> {
+        let total: usize = jobs.iter().flat_map(|j| &j.steps).map(|s| s.subjects.len()).sum();
+        let bar = ProgressBar::new(total as u64);
+        bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}").expect("a valid template"));
+        let mut ratios = Ratios::default();
+        let mut sink = |mut e: Entry| {
+            ratios.apply(&mut e);
+            bar.set_message(format!("{} {}", e.shape, e.label()));
+            bar.inc(1);
+            bar.suspend(|| each(e))
+        };
+        let result = if self.in_process {
+            let mut gpu = Gpu::open(self.gpu)?;
+            jobs.iter().try_for_each(|job| {
+                runner::run_job(&mut gpu, job, (0, 0), &mut |ev| match ev {
+                    Event::Entry { entry, .. } => sink(*entry),
+                    _ => Ok(()),
+                })
+            })
+        } else {
+            let exe = std::env::current_exe().map_err(|e| LabError::Unavailable(format!("cannot find this program: {e}")))?;
+            let iso = Isolation { exe: &exe, gpu: self.gpu, hang_limit: self.hang_limit, device: dev };
+            iso.run(jobs, &mut sink, &mut |line| bar.suspend(|| eprintln!("{line}")))
+        };
+        bar.finish_and_clear();
+        result
+    }
+}
+
+/// Exit status: 0 when nothing failed (skips are not failures), 1 otherwise.
+fn summarise(entries: &[Entry]) -> u8 {
+    let count = |s: Status| entries.iter().filter(|e| e.status == s).count();
+    let (ok, failed, skipped) = (count(Status::Ok), count(Status::Failed), count(Status::Skipped));
+    println!("{ok} passed, {failed} failed, {skipped} skipped");
+    if failed > 0 {
+        exit::FAILED
+    } else {
+        exit::OK
+    }
+}
+
+pub fn verify(args: &RunArgs, fuzz: Option<usize>) -> Result<u8> {
+    let opts = args.options(false, fuzz)?;
+    let seed = args.seed.unwrap_or_else(clock_seed);
+    let plans = plan::plan(&opts, seed)?;
+    let dev = device_info(args.gpu)?;
+    let what = if fuzz.is_some() { "fuzzing" } else { "verifying" };
+    eprintln!("{what} on {} ({}), run seed {seed} (replay with --seed {seed})", dev.name, dev.arch_name());
+    let mut entries = Vec::new();
+    args.execute(&plan::jobs(&plans, &opts, seed), &dev, &mut |e| {
+        entries.push(e);
+        Ok(())
+    })?;
+    // A fuzzed run has thousands of checks: the table shows those that did not pass.
+    let shown: Vec<Entry> =
+        if fuzz.is_some() { entries.iter().filter(|e| e.status == Status::Failed).cloned().collect() } else { entries.clone() };
+    if !shown.is_empty() {
+        println!("{}", verify_table(&shown));
+    }
+    if fuzz.is_some() {
+        for p in &plans {
+            let name = p.family.info().name;
+            let mine: Vec<&Entry> = entries.iter().filter(|e| e.family == name).collect();
+            let n = |s: Status| mine.iter().filter(|e| e.status == s).count();
+            println!(
+                "{name}: {} shapes, {} passed, {} failed, {} skipped",
+                p.shapes.len(),
+                n(Status::Ok),
+                n(Status::Failed),
+                n(Status::Skipped)
+            );
+        }
+    }
+    Ok(summarise(&entries))
+}
+
+pub fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<u8> {
+    let mut opts = args.options(true, None)?;
+    let seed = args.seed.unwrap_or_else(clock_seed);
+    let plans = plan::plan(&opts, seed)?;
+    let dev = device_info(args.gpu)?;
+    let stored = store::runs_of_model(dir, &dev)?;
+    opts.tuned = store::views(&stored, Group::Model).into_iter().flat_map(|v| v.tuning).collect();
+    eprintln!("benchmarking on {} ({}), run seed {seed} (replay with --seed {seed})", dev.name, dev.arch_name());
+    let header = store::new_header(RunKind::Bench, &dev, Some(seed), Some(opts.policy()), args.hang_limit);
+    let mut recorder = Recorder::new(dir, header);
+    let mut entries = Vec::new();
+    let measured = args.execute(&plan::jobs(&plans, &opts, seed), &dev, &mut |e| {
+        recorder.append(Record::Entry(Box::new(e.clone())))?;
+        entries.push(e);
+        Ok(())
+    });
+    // What was measured is on disk whatever happened; an error still ends the run with it.
+    measured?;
+    print!("{}", bench_tables(&entries, false));
+    if markdown {
+        print!("{}", bench_tables(&entries, true));
+    }
+    for n in runner::notes(&plans, &entries, &dev) {
+        println!("{n}");
+        recorder.append(Record::Note { text: n })?;
+    }
+    if let Some(path) = recorder.finish(Vec::new())? {
+        println!("results: {}", path.display());
+    }
+    Ok(summarise(&entries))
+}

@@ -1,0 +1,242 @@
+//! Every raw call into the CUDA driver, cuBLAS, NCCL and NVRTC that cudarc's safe layer does not
+//! cover, in one place: each wrapper states what it needs of its caller, and the rest of the lab
+//! calls these instead of `sys` functions.
+
+use std::ffi::c_void;
+
+use cudarc::driver::sys::{
+    self, CUdeviceptr, CUresult, CUstream, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
+    CUtensorMapSwizzle,
+};
+use cudarc::driver::{CudaContext, CudaFunction};
+
+use super::ffi::lab_tma;
+use crate::error::{LabError, Result};
+
+/// Whether the CUDA driver library can be loaded at all (cudarc panics on first use otherwise).
+pub fn driver_present() -> bool {
+    // SAFETY: only tries to dlopen the driver library by its usual names.
+    unsafe { sys::is_culib_present() }
+}
+
+/// "13.0"
+pub fn driver_version() -> Result<String> {
+    let mut v = 0i32;
+    // SAFETY: writes one int; callers check driver_present first.
+    unsafe { sys::cuDriverGetVersion(&mut v) }.result()?;
+    Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
+}
+
+/// Sets `bytes` bytes at `ptr` to `value`, ordered on `stream`.
+///
+/// # Safety
+/// `ptr` must address a live device allocation of at least `bytes` bytes in the current context.
+pub unsafe fn memset(ptr: CUdeviceptr, value: u8, bytes: usize, stream: CUstream) -> Result<()> {
+    // SAFETY: the caller guarantees the range.
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, stream) }?;
+    Ok(())
+}
+
+/// Copies `bytes` bytes from `src` to `dst` on one device, ordered on `stream`.
+///
+/// # Safety
+/// Both must address live allocations of at least `bytes` bytes that do not overlap.
+pub unsafe fn copy(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) -> Result<()> {
+    // SAFETY: the caller guarantees both ranges.
+    unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, stream) }?;
+    Ok(())
+}
+
+/// Copies `bytes` bytes from `src` (in `src_ctx`) to `dst` (in `dst_ctx`), ordered on `stream`.
+///
+/// # Safety
+/// As for `copy`, each pointer in its own context.
+pub unsafe fn copy_peer(
+    dst_ctx: &CudaContext,
+    dst: CUdeviceptr,
+    src_ctx: &CudaContext,
+    src: CUdeviceptr,
+    bytes: usize,
+    stream: CUstream,
+) -> Result<()> {
+    // SAFETY: the caller guarantees both ranges; both contexts are live.
+    unsafe { cudarc::driver::result::memcpy_peer_async(dst_ctx.cu_ctx(), dst, src_ctx.cu_ctx(), src, bytes, stream) }?;
+    Ok(())
+}
+
+/// A 2-D TMA tensor map of a row-major matrix at device address `base`: `dims` (inner first),
+/// the row pitch in bytes, boxes of `boxes` elements, 128-byte swizzle, zeros outside the matrix.
+/// The map only records the address; the kernel that uses it must find the matrix alive.
+pub fn tensor_map_2d(ty: CUtensorMapDataType, base: u64, dims: [u64; 2], pitch: u64, boxes: [u32; 2]) -> Result<lab_tma> {
+    let mut map = lab_tma { opaque: [0; 16] };
+    let strides = [pitch];
+    let elem = [1u32, 1];
+    // SAFETY: lab_tma has CUtensorMap's size and alignment (128 bytes, 64-aligned); the arrays
+    // hold rank (2) or rank - 1 entries as the call requires; it reads nothing at `base`.
+    let r = unsafe {
+        sys::cuTensorMapEncodeTiled(
+            &mut map as *mut lab_tma as *mut _,
+            ty,
+            2,
+            base as *mut _,
+            dims.as_ptr(),
+            strides.as_ptr(),
+            boxes.as_ptr(),
+            elem.as_ptr(),
+            CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
+            CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
+            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
+        )
+    };
+    if r != CUresult::CUDA_SUCCESS {
+        return Err(LabError::Usage(format!("cuTensorMapEncodeTiled: {r:?} (dims {dims:?}, pitch {pitch} B, box {boxes:?})")));
+    }
+    Ok(map)
+}
+
+/// Launches `func` with thread-block clusters of `cluster` blocks (cuLaunchKernelEx), which
+/// cudarc's launch builder does not offer.
+///
+/// # Safety
+/// `args` must point at the kernel's parameters, each live and of the type the kernel takes;
+/// `grid` must be a whole number of clusters.
+pub unsafe fn launch_with_cluster(
+    func: &CudaFunction,
+    grid: (u32, u32, u32),
+    block: [u32; 3],
+    smem: u32,
+    cluster: [u32; 3],
+    stream: CUstream,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    let mut attr = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        // SAFETY: an all-zero union is a valid value; the cluster field is set next.
+        value: unsafe { std::mem::zeroed() },
+    };
+    attr.value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: cluster[0], y: cluster[1], z: cluster[2] };
+    let config = sys::CUlaunchConfig {
+        gridDimX: grid.0,
+        gridDimY: grid.1,
+        gridDimZ: grid.2,
+        blockDimX: block[0],
+        blockDimY: block[1],
+        blockDimZ: block[2],
+        sharedMemBytes: smem,
+        hStream: stream,
+        attrs: &mut attr,
+        numAttrs: 1,
+    };
+    // SAFETY: the config and its attribute outlive the call; the caller guarantees the arguments.
+    unsafe { sys::cuLaunchKernelEx(&config, func.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }.result()?;
+    Ok(())
+}
+
+/// Whether GPU `a` can map GPU `b`'s memory.
+pub fn can_access_peer(a: &CudaContext, b: &CudaContext) -> bool {
+    let mut ok = 0;
+    // SAFETY: writes one int; both devices exist.
+    let r = unsafe { sys::cuDeviceCanAccessPeer(&mut ok, a.cu_device(), b.cu_device()) };
+    r == CUresult::CUDA_SUCCESS && ok == 1
+}
+
+/// Lets `a` read and write `b`'s memory (and so lets copies between them go peer to peer).
+/// cudarc allocates from the device's stream-ordered memory pool (cuMemAllocAsync), which
+/// context peer access does not open: b's pool is opened to a as well.
+pub fn enable_peer_access(a: &CudaContext, b: &CudaContext) -> Result<()> {
+    a.bind_to_thread()?;
+    // SAFETY: a's context is current; b's context is live. "Already enabled" is not an error here.
+    let r = unsafe { sys::cuCtxEnablePeerAccess(b.cu_ctx(), 0) };
+    if !matches!(r, CUresult::CUDA_SUCCESS | CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+        return Err(LabError::Usage(format!("cuCtxEnablePeerAccess: {r:?}")));
+    }
+    let mut pool = std::ptr::null_mut();
+    let access = sys::CUmemAccessDesc {
+        location: sys::CUmemLocation { type_: sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, id: a.cu_device() },
+        flags: sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    // SAFETY: writes one pool handle of a live device, then sets one access descriptor on it.
+    unsafe {
+        sys::cuDeviceGetMemPool(&mut pool, b.cu_device()).result()?;
+        sys::cuMemPoolSetAccess(pool, &access, 1).result()?;
+    }
+    Ok(())
+}
+
+/// Whether NCCL (libnccl.so.2) can be loaded.
+pub fn nccl_present() -> bool {
+    // SAFETY: dlopen of libnccl by its usual names only.
+    unsafe { cudarc::nccl::sys::is_culib_present() }
+}
+
+/// "2.28.3"
+pub fn nccl_version() -> String {
+    let mut v = 0i32;
+    // SAFETY: writes one int; callers check nccl_present first.
+    unsafe { cudarc::nccl::sys::ncclGetVersion(&mut v) };
+    format!("{}.{}.{}", v / 10000, (v / 100) % 100, v % 100)
+}
+
+/// Whether cudarc's NVRTC (libnvrtc.so, by its usual names) can be loaded.
+pub fn nvrtc_present() -> bool {
+    // SAFETY: only tries to dlopen the NVRTC library by its usual names.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// NVRTC's (major, minor); callers check nvrtc_present first.
+pub fn nvrtc_version() -> Result<(i32, i32)> {
+    let (mut major, mut minor) = (0, 0);
+    // SAFETY: writes two ints.
+    let r = unsafe { cudarc::nvrtc::sys::nvrtcVersion(&mut major, &mut minor) };
+    if r != cudarc::nvrtc::sys::nvrtcResult::NVRTC_SUCCESS {
+        return Err(LabError::Unavailable(format!("nvrtcVersion failed: {r:?}")));
+    }
+    Ok((major, minor))
+}
+
+/// cuBLAS's column-major C = op(A) op(B) with explicit types (cublasGemmEx), on the handle's
+/// stream.
+///
+/// # Safety
+/// The matrices must be live device allocations of the named types and shapes (with their
+/// leading dimensions), and alpha and beta point at values of the compute type.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn gemm_ex(
+    handle: cudarc::cublas::sys::cublasHandle_t,
+    ops: (cudarc::cublas::sys::cublasOperation_t, cudarc::cublas::sys::cublasOperation_t),
+    (m, n, k): (i32, i32, i32),
+    alpha: *const c_void,
+    (a, a_type, lda): (u64, cudarc::cublas::sys::cudaDataType_t, i32),
+    (b, b_type, ldb): (u64, cudarc::cublas::sys::cudaDataType_t, i32),
+    beta: *const c_void,
+    (c, c_type, ldc): (u64, cudarc::cublas::sys::cudaDataType_t, i32),
+    compute: cudarc::cublas::sys::cublasComputeType_t,
+) -> Result<()> {
+    // SAFETY: the caller guarantees every pointer and shape.
+    unsafe {
+        cudarc::cublas::result::gemm_ex(
+            handle,
+            ops.0,
+            ops.1,
+            m,
+            n,
+            k,
+            alpha,
+            a as *const _,
+            a_type,
+            lda,
+            b as *const _,
+            b_type,
+            ldb,
+            beta,
+            c as *mut _,
+            c_type,
+            ldc,
+            compute,
+            cudarc::cublas::sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
+        )
+    }?;
+    Ok(())
+}

@@ -1,0 +1,129 @@
+//! Compiling a variant again at run time, with other constants, by NVRTC for the GPU at hand.
+//!
+//! Why NVRTC rather than building every candidate ahead with nvcc: a search space of hundreds
+//! of configurations times eight architectures would make every build (and CI) take an hour,
+//! while the tuner only ever needs the one architecture it runs on. The fatbins built by
+//! build.rs stay the lab's portable default; tuned configurations are compiled where they run.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use cudarc::nvrtc::{CompileError, CompileOptions, Ptx};
+use sha2::{Digest, Sha256};
+
+use super::driver;
+use super::registry::{self, Config, VariantSpec};
+use crate::error::{LabError, Result};
+use crate::facts::arch::{ArchReq, Target};
+
+/// Whether the NVRTC library can be loaded (cudarc panics on first use otherwise). Where the
+/// loader path lacks it, the library of the toolkit the kernels were built with is loaded by its
+/// full path; cudarc's later load by name then finds it already loaded.
+pub fn available() -> bool {
+    static FOUND: OnceLock<bool> = OnceLock::new();
+    *FOUND.get_or_init(|| {
+        if driver::nvrtc_present() {
+            return true;
+        }
+        let Ok(set) = registry::set() else { return false };
+        // NVRTC loads its builtins library by name at compile time, so that one goes first.
+        let dir: &Path = &set.toolkit_lib;
+        for name in ["libnvrtc-builtins.so.13.0", "libnvrtc.so.13"] {
+            // SAFETY: loading NVRTC runs its initialisers only; it stays loaded for the process.
+            match unsafe { libloading::Library::new(dir.join(name)) } {
+                Ok(lib) => std::mem::forget(lib),
+                Err(_) => return false,
+            }
+        }
+        driver::nvrtc_present()
+    })
+}
+
+fn require() -> Result<()> {
+    if available() {
+        Ok(())
+    } else {
+        Err(LabError::Unavailable("NVRTC (libnvrtc.so) is not installed: tuned configurations cannot be compiled here".into()))
+    }
+}
+
+/// "13.0"
+pub fn version() -> Result<String> {
+    require()?;
+    let (major, minor) = driver::nvrtc_version()?;
+    Ok(format!("{major}.{minor}"))
+}
+
+/// The lab's headers, written once per process to a folder NVRTC can include from.
+fn header_dir() -> Result<&'static PathBuf> {
+    static DIR: OnceLock<std::result::Result<PathBuf, String>> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("kernel-lab-headers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for (name, text) in &registry::set().map_err(|e| e.to_string())?.headers {
+            std::fs::write(dir.join(name), text).map_err(|e| format!("{name}: {e}"))?;
+        }
+        Ok(dir)
+    })
+    .as_ref()
+    .map_err(|e| LabError::Usage(format!("cannot write the headers for NVRTC: {e}")))
+}
+
+/// The virtual architecture to compile for on a GPU of compute capability `sm`.
+fn target(spec: &VariantSpec, sm: u32) -> Target {
+    let arch_specific = matches!(spec.arch, ArchReq::Exact { arch_specific: true, .. });
+    Target { sm, arch_specific, ptx: true }
+}
+
+/// Identifies the compiled code: a hash of the PTX NVRTC makes of `spec` in `config` for `sm`
+/// (its header names NVRTC's version). It changes with anything that changes the code (the
+/// kernel's source, a header it includes, a define, the compiler, the target) and with nothing
+/// else, so an edit elsewhere in lab.h does not throw away every stored tuning. A stored tuning
+/// result whose hash differs from this is stale.
+pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
+    let ptx = compile(spec, config, sm)?.to_src();
+    let h = Sha256::digest(ptx.as_bytes());
+    Ok(h.iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// PTX of `spec` built with `config` for a GPU of compute capability `sm`. A compile error
+/// (a static_assert the configuration fails, say) comes back as its first error lines.
+/// Compiled once per process and configuration: `hash` and the loader both ask for it.
+pub fn compile(spec: &VariantSpec, config: &Config, sm: u32) -> Result<Ptx> {
+    static CACHE: OnceLock<Mutex<HashMap<String, String>>> = OnceLock::new();
+    let key = format!("{}|{}|{sm}", spec.name, config.compiler_defines().join(" "));
+    let cache = CACHE.get_or_init(Default::default);
+    if let Some(src) = cache.lock().map_err(|_| LabError::Usage("the NVRTC cache is poisoned".into()))?.get(&key) {
+        return Ok(Ptx::from_src(src.clone()));
+    }
+    let ptx = compile_uncached(spec, config, sm)?;
+    cache.lock().map_err(|_| LabError::Usage("the NVRTC cache is poisoned".into()))?.insert(key, ptx.to_src());
+    Ok(ptx)
+}
+
+fn compile_uncached(spec: &VariantSpec, config: &Config, sm: u32) -> Result<Ptx> {
+    require()?;
+    let mut options = vec!["-std=c++17".to_string()];
+    options.extend(config.compiler_defines());
+    // NVRTC takes the architecture as a static string; a run compiles for one or two.
+    let arch: &'static str = Box::leak(target(spec, sm).name().into_boxed_str());
+    let opts = CompileOptions {
+        options,
+        include_paths: vec![header_dir()?.display().to_string()],
+        arch: Some(arch),
+        name: Some(spec.file.clone()),
+        ..Default::default()
+    };
+    cudarc::nvrtc::compile_ptx_with_opts(&spec.source, opts).map_err(|e| {
+        let msg = match e {
+            CompileError::CompileError { log, .. } => {
+                let log = log.to_string_lossy().to_string();
+                let errors: Vec<&str> = log.lines().filter(|l| l.contains("error")).take(2).collect();
+                errors.join(" | ")
+            }
+            other => other.to_string(),
+        };
+        LabError::Usage(format!("NVRTC: {msg}"))
+    })
+}

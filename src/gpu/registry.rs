@@ -1,0 +1,92 @@
+//! The kernel set this program runs (`lab_facts::kernels`): found beside the executable or
+//! through `KERNEL_LAB_KERNELS`, read once, and the lookups every command shares: by name, by
+//! family, by a command-line filter.
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::error::{LabError, Result};
+pub use crate::facts::kernels::{KernelSet, VariantSpec};
+pub use crate::facts::manifest::Config;
+
+struct Loaded {
+    dir: PathBuf,
+    set: KernelSet,
+}
+
+fn loaded() -> Result<&'static Loaded> {
+    static SET: OnceLock<std::result::Result<Loaded, String>> = OnceLock::new();
+    SET.get_or_init(|| {
+        let exe = std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?;
+        let dir = crate::facts::kernels::locate(&exe)?;
+        Ok(Loaded { set: KernelSet::load(&dir)?, dir })
+    })
+    .as_ref()
+    .map_err(|e| LabError::Unavailable(e.clone()))
+}
+
+/// The kernel set: how it was built, and every variant.
+pub fn set() -> Result<&'static KernelSet> {
+    Ok(&loaded()?.set)
+}
+
+/// Every variant, families in name order, rungs in order.
+pub fn all() -> Result<&'static [VariantSpec]> {
+    Ok(&set()?.variants)
+}
+
+/// The fatbin of a variant, read from the set's folder.
+pub fn fatbin(spec: &VariantSpec) -> Result<Vec<u8>> {
+    let l = loaded()?;
+    let file = spec.fatbin.as_ref().ok_or_else(|| LabError::Usage(format!("{} has no fatbin in this build", spec.name)))?;
+    let path = l.dir.join(file);
+    std::fs::read(&path).map_err(|e| LabError::Unavailable(format!("{}: {e}", path.display())))
+}
+
+/// Family names in order.
+pub fn families() -> Result<Vec<&'static str>> {
+    let mut f: Vec<&'static str> = Vec::new();
+    for v in all()? {
+        if !f.contains(&v.family.as_str()) {
+            f.push(&v.family);
+        }
+    }
+    Ok(f)
+}
+
+pub fn by_name(name: &str) -> Result<&'static VariantSpec> {
+    all()?
+        .iter()
+        .find(|v| v.name == name)
+        .ok_or_else(|| LabError::Usage(format!("no variant '{name}' in this build (`kernel-lab list` shows them)")))
+}
+
+/// The variants a command-line filter names: a family, a variant, or part of variant names.
+/// No filter means all. A filter that matches nothing is an error that lists the families.
+pub fn select(filter: Option<&str>) -> Result<Vec<&'static VariantSpec>> {
+    let all = all()?;
+    let Some(f) = filter else { return Ok(all.iter().collect()) };
+    let families = families()?;
+    let picked: Vec<&'static VariantSpec> = if families.contains(&f) {
+        all.iter().filter(|v| v.family == f).collect()
+    } else {
+        all.iter().filter(|v| v.name.contains(f)).collect()
+    };
+    if picked.is_empty() {
+        return Err(LabError::Usage(format!(
+            "no family or variant matches '{f}' (families: {}; `kernel-lab list` shows the variants)",
+            families.join(", ")
+        )));
+    }
+    Ok(picked)
+}
+
+/// Checks a family name given with --family.
+pub fn family(name: &str) -> Result<&'static str> {
+    let families = families()?;
+    families
+        .iter()
+        .copied()
+        .find(|f| *f == name)
+        .ok_or_else(|| LabError::Usage(format!("unknown family '{name}' (families: {})", families.join(", "))))
+}

@@ -1,0 +1,228 @@
+//! The sgemm family: row-major C = A·B in fp32 (alpha = 1, beta = 0) against cuBLAS SGEMM.
+//! Shape: [m, n, k]. Work: 2mnk FLOPs; A and B read once, C written once.
+
+use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+use cudarc::cublas::{Gemm, GemmConfig};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use rand::{Rng, RngExt, SeedableRng};
+
+use super::inputs::{poison, random_f32};
+use super::shapes::{fuzz_dim, fuzz_odd};
+use super::{Case, Family, FamilyInfo, Shape, Shapes, Suite};
+use crate::error::{LabError, Result};
+use crate::facts::launch::Launch;
+use crate::facts::sheet;
+use crate::gpu::device::{Gpu, Kernel};
+use crate::gpu::ffi::lab_gemm_f32_args;
+use crate::measure::verify;
+use crate::schema::check::{Check, Precision};
+use crate::schema::device::DeviceInfo;
+use crate::schema::entry::{Unit, Work};
+
+pub struct Sgemm;
+
+static INFO: FamilyInfo = FamilyInfo {
+    name: "sgemm",
+    baseline: Some("cuBLAS SGEMM"),
+    precision: Precision::Fp32,
+    unit: Unit::Tflops,
+    arithmetic: sheet::Precision::Fp32,
+    shapes: Shapes::Gemm,
+};
+
+/// Up to this many multiply-adds the reference is the whole product; above, a sample.
+const FULL_REFERENCE_MAX: u64 = 1 << 30;
+/// Random elements checked above that, besides the whole last row and last column (the edge
+/// tiles, where bounds bugs live).
+const SAMPLES: usize = 4096;
+
+fn sq(s: u64) -> Shape {
+    Shape(vec![s, s, s])
+}
+
+/// The GEMM families' suites: (name, what, shapes).
+pub fn gemm_suites() -> Vec<Suite> {
+    let s = |m: u64, n: u64, k: u64| Shape(vec![m, n, k]);
+    // BERT layers at batch 32 x 512 tokens: m = 16384 tokens, n = output features,
+    // k = input features (QKV fused, attention output, MLP up, MLP down).
+    let tokens = 32 * 512;
+    let bert = |h: u64, f: u64| vec![s(tokens, 3 * h, h), s(tokens, h, h), s(tokens, f, h), s(tokens, h, f)];
+    // ResNet-50 convolutions at batch 256 as implicit GEMMs (NHWC): m = 256 x H x W output
+    // pixels, n = output channels, k = input channels x kernel area.
+    let px = |hw: u64| 256 * hw * hw;
+    vec![
+        Suite { name: "square", about: "1024 to 8192", shapes: vec![sq(1024), sq(2048), sq(4096), sq(8192)] },
+        Suite {
+            name: "odd",
+            about: "sizes off every tile, and a thin product",
+            shapes: vec![sq(1000), sq(1023), sq(4097), s(8192, 64, 8192)],
+        },
+        Suite {
+            name: "bert",
+            about: "BERT-base (768 / 3072) and BERT-large (1024 / 4096) layers, 32 x 512 tokens",
+            shapes: [bert(768, 3072), bert(1024, 4096)].concat(),
+        },
+        Suite {
+            name: "resnet",
+            about: "ResNet-50 3x3 convolutions of stages 2-5 and a 1x1 expansion, batch 256",
+            shapes: vec![
+                s(px(56), 64, 9 * 64),
+                s(px(28), 128, 9 * 128),
+                s(px(14), 256, 9 * 256),
+                s(px(7), 512, 9 * 512),
+                s(px(14), 1024, 256),
+            ],
+        },
+    ]
+}
+
+/// A fuzzed GEMM: m, n, k with their edges, n and k mostly odd (the leading dimensions of B
+/// and A), and at most 2^26 multiply-adds so the whole product is the reference.
+pub fn gemm_fuzz(rng: &mut dyn Rng) -> Shape {
+    loop {
+        let (m, n, k) = (fuzz_dim(rng, 1100), fuzz_odd(rng, 1100), fuzz_odd(rng, 1100));
+        if m * n * k <= 1 << 26 {
+            return Shape(vec![m, n, k]);
+        }
+    }
+}
+
+/// 2mnk operations; A and B read once and C written once, at `input` and `output` bytes an element.
+pub fn gemm_work(shape: &Shape, input: f64, output: f64) -> Work {
+    let [m, n, k] = [shape.0[0] as f64, shape.0[1] as f64, shape.0[2] as f64];
+    Work { flops: 2.0 * m * n * k, bytes_read: input * (m * k + k * n), bytes_written: output * m * n }
+}
+
+impl Family for Sgemm {
+    fn info(&self) -> &'static FamilyInfo {
+        &INFO
+    }
+    /// Squares from 1024 to 8192, and 1000 and 1023, which are not multiples of any tile.
+    fn default_sizes(&self, quick: bool) -> Vec<Shape> {
+        if quick {
+            vec![sq(1000), sq(1023), sq(1024), sq(2048)]
+        } else {
+            vec![sq(1000), sq(1023), sq(1024), sq(2048), sq(4096), sq(8192)]
+        }
+    }
+    fn suites(&self) -> Vec<Suite> {
+        gemm_suites()
+    }
+    /// The size the SGEMM issue's goal is set at.
+    fn tune_sizes(&self) -> Vec<Shape> {
+        vec![sq(4096)]
+    }
+    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
+        gemm_fuzz(rng)
+    }
+    fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
+        gemm_work(shape, 4.0, 4.0)
+    }
+    fn peak(&self, dev: &DeviceInfo, _launch: Option<&Launch>) -> Option<f64> {
+        dev.peak_fp32_tflops()
+    }
+    fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
+        let [m, n, k] = [shape.0[0] as usize, shape.0[1] as usize, shape.0[2] as usize];
+        let a = random_f32(m * k, seed);
+        let b = random_f32(k * n, seed ^ 0x9e37_79b9_7f4a_7c15);
+        let (idx, want) = reference(&a, &b, m, n, k, seed);
+        let c_len = m * n;
+        Ok(Box::new(GemmCase {
+            m,
+            n,
+            k,
+            a: gpu.stream.clone_htod(&a)?,
+            b: gpu.stream.clone_htod(&b)?,
+            // SAFETY: every use is preceded by poison() or a full write by the product under test.
+            c: unsafe { gpu.stream.alloc::<f32>(c_len) }?,
+            idx,
+            want,
+        }))
+    }
+}
+
+/// The f64 reference: the whole product when it is small, else a sample that always includes
+/// the last row and the last column.
+pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize, seed: u64) -> (Vec<usize>, Vec<f64>) {
+    if (m as u64) * (n as u64) * (k as u64) <= FULL_REFERENCE_MAX {
+        return ((0..m * n).collect(), full_product(a, b, m, n, k));
+    }
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed.rotate_left(17));
+    let mut idx: Vec<usize> = (0..SAMPLES).map(|_| rng.random_range(0..m * n)).collect();
+    idx.extend((0..n).map(|j| (m - 1) * n + j));
+    idx.extend((0..m).map(|i| i * n + n - 1));
+    let want = idx
+        .iter()
+        .map(|&e| {
+            let (i, j) = (e / n, e % n);
+            (0..k).map(|p| a[i * k + p] as f64 * b[p * n + j] as f64).sum()
+        })
+        .collect();
+    (idx, want)
+}
+
+/// A·B in f64, rows split across the CPU's threads.
+pub fn full_product(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let mut c = vec![0.0f64; m * n];
+    let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1);
+    let rows_per = m.div_ceil(threads).max(1);
+    std::thread::scope(|s| {
+        for (chunk_i, chunk) in c.chunks_mut(rows_per * n.max(1)).enumerate() {
+            s.spawn(move || {
+                for (r, row) in chunk.chunks_mut(n).enumerate() {
+                    let i = chunk_i * rows_per + r;
+                    for p in 0..k {
+                        let aip = a[i * k + p] as f64;
+                        for (cj, &bj) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                            *cj += aip * bj as f64;
+                        }
+                    }
+                }
+            });
+        }
+    });
+    c
+}
+
+struct GemmCase {
+    m: usize,
+    n: usize,
+    k: usize,
+    a: CudaSlice<f32>,
+    b: CudaSlice<f32>,
+    c: CudaSlice<f32>,
+    idx: Vec<usize>,
+    want: Vec<f64>,
+}
+
+impl Case for GemmCase {
+    fn poison(&mut self, gpu: &Gpu) -> Result<()> {
+        poison(gpu, &mut self.c)
+    }
+
+    fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
+        let grid = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
+        let (a, _a) = self.a.device_ptr(&gpu.stream);
+        let (b, _b) = self.b.device_ptr(&gpu.stream);
+        let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
+        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
+        let args = lab_gemm_f32_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n, alpha: 1.0, beta: 0.0 };
+        // SAFETY: sgemm kernels take lab_gemm_f32_args; A is m*k, B is k*n, C is m*n floats.
+        unsafe { kernel.launch(gpu, grid, &args) }
+    }
+
+    /// Row-major C = A·B is column-major C^T = B^T·A^T: cuBLAS gets B first, with m and n swapped.
+    fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
+        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
+        let cfg = GemmConfig { transa: CUBLAS_OP_N, transb: CUBLAS_OP_N, m: n, n: m, k, alpha: 1.0f32, lda: n, ldb: k, beta: 0.0, ldc: n };
+        let blas = gpu.blas()?;
+        // SAFETY: the buffers hold k*n, m*k and m*n floats, matching cfg's shapes and strides.
+        unsafe { blas.gemm(cfg, &self.b, &self.a, &mut self.c) }.map_err(LabError::from)
+    }
+
+    fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
+        let out = gpu.stream.clone_dtoh(&self.c)?;
+        let want = self.idx.iter().copied().zip(self.want.iter().copied());
+        Ok(verify::check(&out, want, precision))
+    }
+}

@@ -1,0 +1,158 @@
+//! Problem shapes: how each family writes them (`--size`), how tables show them, the streaming
+//! families' default sizes, and random shapes for `verify --fuzz` that lean on the edges (1, 2,
+//! a tile's size and one either side of it, odd row lengths).
+
+use std::fmt;
+
+use rand::{Rng, RngExt};
+
+/// A problem size: the family names its dimensions (m, n, k; or n for arrays).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape(pub Vec<u64>);
+
+impl fmt::Display for Shape {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let parts: Vec<String> = self.0.iter().map(u64::to_string).collect();
+        f.write_str(&parts.join("x"))
+    }
+}
+
+/// How a family's shapes are written and shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shapes {
+    /// [bytes]: a byte count with K/M/G, a whole number of `elem`-byte elements.
+    Bytes { elem: u64 },
+    /// [m, n, k]: N or MxNxK, each below 2^24 and each matrix below 2^31 elements (kernels index
+    /// rows and columns with 32-bit ints; cuBLAS takes int dimensions).
+    Gemm,
+    /// [rows, cols]: N or ROWSxCOLS, below 2^31 elements.
+    Matrix,
+    /// [tasks]: a positive count.
+    Count,
+}
+
+const MAX_DIM: u64 = 1 << 24;
+const MAX_ELEMENTS: u64 = 1 << 31;
+const MIB: u64 = 1 << 20;
+
+impl Shapes {
+    /// Names of the dimensions, matched by manifests' `multiple_of`.
+    pub fn dims(self) -> &'static [&'static str] {
+        match self {
+            Shapes::Bytes { .. } => &["bytes"],
+            Shapes::Gemm => &["m", "n", "k"],
+            Shapes::Matrix => &["rows", "cols"],
+            Shapes::Count => &["tasks"],
+        }
+    }
+
+    /// Parses one `--size` value; the message says what was expected.
+    pub fn parse(self, text: &str) -> Result<Shape, String> {
+        let parts: Vec<&str> = text.split('x').collect();
+        match self {
+            Shapes::Bytes { elem } => {
+                let bytes = parse_count(text, "size in bytes")?;
+                if bytes % elem != 0 {
+                    return Err(format!("{bytes} bytes is not a whole number of {elem}-byte elements"));
+                }
+                Ok(Shape(vec![bytes]))
+            }
+            Shapes::Gemm => {
+                let dims = match parts.len() {
+                    1 => vec![parse_count(parts[0], "matrix size")?; 3],
+                    3 => parts.iter().map(|p| parse_count(p, "matrix size")).collect::<Result<Vec<_>, _>>()?,
+                    _ => return Err(format!("'{text}' is neither N nor MxNxK")),
+                };
+                if let Some(d) = dims.iter().find(|&&d| d > MAX_DIM) {
+                    return Err(format!("dimension {d} is over the lab's limit of {MAX_DIM}"));
+                }
+                let [m, n, k] = [dims[0], dims[1], dims[2]];
+                if [m * k, k * n, m * n].iter().any(|&e| e > MAX_ELEMENTS) {
+                    return Err(format!("{m}x{n}x{k} has a matrix of over {MAX_ELEMENTS} elements"));
+                }
+                Ok(Shape(dims))
+            }
+            Shapes::Matrix => {
+                let dims = match parts.len() {
+                    1 => vec![parse_count(parts[0], "matrix side")?; 2],
+                    2 => vec![parse_count(parts[0], "rows")?, parse_count(parts[1], "columns")?],
+                    _ => return Err(format!("'{text}' is neither N nor ROWSxCOLS")),
+                };
+                if dims.iter().any(|&d| d >= MAX_ELEMENTS) || dims[0] * dims[1] > MAX_ELEMENTS {
+                    return Err(format!("{}x{} is over the lab's 2^31 elements", dims[0], dims[1]));
+                }
+                Ok(Shape(dims))
+            }
+            Shapes::Count => Ok(Shape(vec![parse_count(text, "task count")?])),
+        }
+    }
+
+    /// How tables show a shape.
+    pub fn label(self, shape: &Shape) -> String {
+        match self {
+            Shapes::Bytes { .. } => bytes_label(shape.0[0]),
+            _ => shape.to_string(),
+        }
+    }
+}
+
+/// Parses "1000", "256M": a positive integer with an optional binary suffix.
+pub fn parse_count(text: &str, what: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let (digits, mult) = match t.chars().last() {
+        Some('K' | 'k') => (&t[..t.len() - 1], 1u64 << 10),
+        Some('M' | 'm') => (&t[..t.len() - 1], 1 << 20),
+        Some('G' | 'g') => (&t[..t.len() - 1], 1 << 30),
+        _ => (t, 1),
+    };
+    let n: u64 = digits.parse().map_err(|_| format!("{what} '{text}' is not a positive whole number"))?;
+    let v = n.checked_mul(mult).ok_or_else(|| format!("{what} '{text}' is too large"))?;
+    if v == 0 {
+        return Err(format!("{what} must be greater than 0"));
+    }
+    Ok(v)
+}
+
+/// "1024 MiB", "1024 MiB+12 B": array sizes as the tables show them.
+pub fn bytes_label(b: u64) -> String {
+    match (b / MIB, b % MIB) {
+        (0, _) => format!("{b} B"),
+        (w, 0) => format!("{w} MiB"),
+        (w, r) => format!("{w} MiB+{r} B"),
+    }
+}
+
+/// The array sizes of the streaming families: 1 GiB (over 8x any L2 of the table) and 1 GiB plus
+/// 12 bytes, so the paths for a length that is not a whole number of 16-byte vectors run too.
+pub fn array_sizes(quick: bool) -> Vec<Shape> {
+    if quick {
+        vec![Shape(vec![512 * MIB + 12])]
+    } else {
+        vec![Shape(vec![1024 * MIB]), Shape(vec![1024 * MIB + 12])]
+    }
+}
+
+/// One dimension for a fuzzed shape, at most `max`: half the time an edge (1, 2, 3, or a tile
+/// size of 8 to 256 and one either side of it), else uniform in 1..=max.
+pub fn fuzz_dim(rng: &mut dyn Rng, max: u64) -> u64 {
+    const TILES: [u64; 6] = [8, 16, 32, 64, 128, 256];
+    let d = if rng.random_bool(0.5) {
+        match rng.random_range(0..4) {
+            0 => rng.random_range(1..=3),
+            _ => (TILES[rng.random_range(0..TILES.len())] as i64 + rng.random_range(-1i64..=1)) as u64,
+        }
+    } else {
+        rng.random_range(1..=max)
+    };
+    d.clamp(1, max)
+}
+
+/// Odd most of the time: rows whose length is odd are where vector paths break.
+pub fn fuzz_odd(rng: &mut dyn Rng, max: u64) -> u64 {
+    let d = fuzz_dim(rng, max);
+    if rng.random_bool(0.7) && d % 2 == 0 {
+        (d + 1).min(max) | 1
+    } else {
+        d
+    }
+}

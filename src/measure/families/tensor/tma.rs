@@ -1,0 +1,54 @@
+//! What the TMA path of the Tensor Core families needs on the host: a row pitch TMA reads fast,
+//! and a padded copy of a matrix whose own rows are not on it.
+
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
+
+use crate::error::{LabError, Result};
+use crate::gpu::device::{Gpu, Kernel};
+use crate::gpu::ffi::lab_pad_args;
+
+/// The row pitch, in elements, TMA reads `cols` elements of `size` bytes at: the rows themselves
+/// where they are a whole number of 32-byte sectors, else padded to 128 bytes. TMA accepts
+/// 16-byte pitches, but on the H200 rung 5 ran 404 TFLOP/s at 4104 (8208-byte rows) against 508
+/// at 4112 (8224) with the same tiles (log 2026-11-30-s3-3): rows off the sector grid cost each
+/// box row an extra sector.
+pub fn fast_pitch(cols: usize, size: usize) -> usize {
+    if cols * size % 32 == 0 {
+        cols
+    } else {
+        cols.next_multiple_of(128 / size)
+    }
+}
+
+/// The device address of `src` (rows x cols 2-byte elements, packed) at row pitch `ld`: `src`
+/// itself when ld == cols, else a pitched copy into `dst` (allocated on first use) by the
+/// kernel module's `lab_pad_rows_u16` on the lab's stream.
+pub fn pitched<T: DeviceRepr>(
+    gpu: &Gpu,
+    kernel: &Kernel,
+    src: &CudaSlice<T>,
+    dst: &mut Option<CudaSlice<T>>,
+    rows: usize,
+    cols: usize,
+    ld: usize,
+) -> Result<u64> {
+    let (from, _from) = src.device_ptr(&gpu.stream);
+    if ld == cols {
+        return Ok(from);
+    }
+    if std::mem::size_of::<T>() != 2 {
+        return Err(LabError::Usage(format!("{}: only 2-byte inputs get a padded pitch", kernel.spec.name)));
+    }
+    if dst.is_none() {
+        // SAFETY: every element is written by the pad kernel below before the GEMM reads it.
+        *dst = Some(unsafe { gpu.stream.alloc::<T>(rows * ld) }?);
+    }
+    let (to, _to) = dst.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
+    let args = lab_pad_args { src: from, dst: to, rows: rows as u64, cols: cols as u64, ld: ld as u64 };
+    let chunks = (rows * ld / 8) as u64;
+    let grid = chunks.div_ceil(256).min(gpu.info.sms as u64 * 16) as u32;
+    // SAFETY: lab_pad_rows_u16 takes lab_pad_args; src holds rows x cols and dst rows x ld
+    // elements of 2 bytes.
+    unsafe { kernel.launch_helper("lab_pad_rows_u16", &gpu.stream, grid, 256, &args) }?;
+    Ok(to)
+}

@@ -1,0 +1,15 @@
+//! Measurement: the families (inputs, f64 references, launches, declared work), verification,
+//! timing and telemetry, the plan of a run and its runner, worker processes that isolate each
+//! job, fuzzing shapes, the tuner, host transfers and several GPUs.
+
+pub mod child;
+pub mod families;
+pub mod isolate;
+pub mod multi;
+pub mod plan;
+pub mod runner;
+pub mod telemetry;
+pub mod timing;
+pub mod transfers;
+pub mod tune;
+pub mod verify;

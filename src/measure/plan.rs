@@ -1,0 +1,208 @@
+//! What a `bench` or `verify` will run, settled before any GPU work: the families, their shapes
+//! (sizes, suites, or random ones for `--fuzz`), and per shape the subjects in order (the vendor
+//! baseline, each variant, and each variant's stored tuning). A job is one family's share, the
+//! unit a worker process runs.
+
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use super::families::{self, inputs::seed_for, Family, Shape};
+use crate::error::{LabError, Result};
+use crate::facts::manifest::Config;
+use crate::gpu::availability;
+use crate::gpu::registry::{self, VariantSpec};
+use crate::schema::run::Policy;
+use crate::schema::tuning::TuneRecord;
+
+/// What to run.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub filter: Option<String>,
+    pub sizes: Vec<String>,
+    /// Named shape sets of the families (`--suite bert`); families without one are left out.
+    pub suites: Vec<String>,
+    pub quick: bool,
+    /// Random shapes per family instead of sizes (`verify --fuzz N`).
+    pub fuzz: Option<usize>,
+    /// Time as well as verify.
+    pub time: bool,
+    /// Stored tuning results for this device: each variant with one is also run in its tuned
+    /// configuration, compiled with NVRTC, while the record's hash still matches.
+    pub tuned: Vec<TuneRecord>,
+}
+
+impl Options {
+    pub fn policy(&self) -> Policy {
+        if self.quick {
+            Policy::quick()
+        } else {
+            Policy::full()
+        }
+    }
+}
+
+/// One family's part of a run, with its shapes parsed before any GPU work.
+pub struct Plan {
+    pub family: &'static dyn Family,
+    pub variants: Vec<&'static VariantSpec>,
+    pub shapes: Vec<Shape>,
+}
+
+/// What one entry measures, as a worker process is told it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub enum Subject {
+    Baseline,
+    /// A variant as built.
+    Variant {
+        name: String,
+    },
+    /// A variant in its stored tuning for this device, compiled here, if the hash of what NVRTC
+    /// makes of it still matches the record's.
+    Tuned {
+        name: String,
+        config: Config,
+        tuned_at: String,
+        date: String,
+        hash: String,
+    },
+}
+
+/// One shape and its subjects in order (the baseline first, so ratios can be taken).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Step {
+    pub dims: Vec<u64>,
+    pub seed: u64,
+    pub subjects: Vec<Subject>,
+}
+
+/// One family's steps: the unit of work of one worker process.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Job {
+    pub family: String,
+    pub steps: Vec<Step>,
+    pub time: bool,
+    pub policy: Policy,
+}
+
+/// Resolves the filter and sizes; bad input is an error here, before a GPU is touched. With
+/// `fuzz`, `seed` draws the random shapes.
+pub fn plan(opts: &Options, seed: u64) -> Result<Vec<Plan>> {
+    let selected = registry::select(opts.filter.as_deref())?;
+    // Fuzzed shapes come from the run's seed too, apart from the inputs drawn from it.
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x6675_7a7a);
+    let mut plans = Vec::new();
+    for name in registry::families()? {
+        let variants: Vec<&'static VariantSpec> = selected.iter().copied().filter(|v| v.family == name).collect();
+        if variants.is_empty() {
+            continue;
+        }
+        let family = families::of(variants[0])?;
+        let mut shapes = families::parse_sizes(family, &opts.sizes)?;
+        for suite in family.suites().into_iter().filter(|s| opts.suites.iter().any(|n| n == s.name)) {
+            shapes.extend(suite.shapes.into_iter().filter(|x| !shapes.contains(x)).collect::<Vec<_>>());
+        }
+        if let Some(n) = opts.fuzz {
+            shapes = (0..n).map(|_| family.fuzz_shape(&mut rng)).collect();
+        } else if opts.sizes.is_empty() && opts.suites.is_empty() {
+            shapes = family.default_sizes(opts.quick);
+        }
+        if !shapes.is_empty() {
+            plans.push(Plan { family, variants, shapes });
+        }
+    }
+    for name in &opts.suites {
+        if !plans.iter().any(|p| p.family.suites().iter().any(|s| s.name == name)) {
+            let known: Vec<String> =
+                families::all().iter().flat_map(|f| f.suites().into_iter().map(move |s| format!("{} {}", f.info().name, s.name))).collect();
+            return Err(LabError::Usage(format!("no selected family has a suite '{name}' (suites: {})", known.join(", "))));
+        }
+    }
+    Ok(plans)
+}
+
+/// The stored tuning of `v` for `shape`: the record of that shape, else the one whose shape is
+/// closest in work.
+fn tuning_for<'a>(tuned: &'a [TuneRecord], fam: &dyn Family, v: &VariantSpec, shape: &Shape) -> Option<&'a TuneRecord> {
+    let size = |dims: &[u64]| {
+        let w = fam.work(&Shape(dims.to_vec()), Some(&v.launch));
+        (w.flops + w.bytes_read + w.bytes_written).max(1.0).ln()
+    };
+    tuned.iter().filter(|t| t.family == v.family && t.variant == v.name && t.best.is_some()).min_by(|a, b| {
+        let d = |t: &TuneRecord| if t.dims == shape.0 { -1.0 } else { (size(&t.dims) - size(&shape.0)).abs() };
+        d(a).total_cmp(&d(b))
+    })
+}
+
+/// The jobs of `plans`: per family, per shape, the baseline, then each variant followed by its
+/// stored tuning where there is one.
+pub fn jobs(plans: &[Plan], opts: &Options, seed: u64) -> Vec<Job> {
+    plans
+        .iter()
+        .map(|plan| {
+            let fam = plan.family;
+            let steps = plan
+                .shapes
+                .iter()
+                .map(|shape| {
+                    let mut subjects = if fam.info().baseline.is_some() { vec![Subject::Baseline] } else { Vec::new() };
+                    for v in &plan.variants {
+                        subjects.push(Subject::Variant { name: v.name.clone() });
+                        if let Some(rec) = tuning_for(&opts.tuned, fam, v, shape) {
+                            subjects.push(Subject::Tuned {
+                                name: v.name.clone(),
+                                config: rec.best.clone().expect("tuning_for picks records with a best"),
+                                tuned_at: format!("tuned at {}", rec.shape),
+                                date: rec.date.clone(),
+                                hash: rec.best_hash.clone().unwrap_or_default(),
+                            });
+                        }
+                    }
+                    Step { dims: shape.0.clone(), seed: seed_for(seed, fam.info().name, shape), subjects }
+                })
+                .collect();
+            Job { family: fam.info().name.to_string(), steps, time: opts.time, policy: opts.policy() }
+        })
+        .collect()
+}
+
+/// How long one subject may take before it is stopped and recorded as hung, seconds: a minute,
+/// plus twice the timing policy's budget for one subject (it may be timed twice when throttled),
+/// plus twenty launches at 2% of the family's ceiling on this device (a slow rung at a large
+/// shape). The README states the rule; `--hang-limit` replaces it.
+pub fn hang_limit(fam: &dyn Family, spec: Option<&VariantSpec>, shape: &Shape, ceiling: Option<f64>, job: &Job) -> f64 {
+    let work = fam.work(shape, spec.map(|v| &v.launch));
+    let slow_rate = 0.02 * ceiling.unwrap_or(1.0).max(1e-3);
+    let launch_s = match fam.info().unit {
+        crate::schema::entry::Unit::Tflops => work.flops / (slow_rate * 1e12),
+        crate::schema::entry::Unit::Gbs => (work.bytes_read + work.bytes_written) / (slow_rate * 1e9),
+    };
+    let timing = if job.time { 2.0 * (job.policy.cap_s + job.policy.warmup_s) } else { 0.0 };
+    60.0 + timing + 20.0 * launch_s
+}
+
+/// The variant a subject names, if it names one.
+pub fn spec_of(subject: &Subject) -> Result<Option<&'static VariantSpec>> {
+    match subject {
+        Subject::Baseline => Ok(None),
+        Subject::Variant { name } | Subject::Tuned { name, .. } => registry::by_name(name).map(Some),
+    }
+}
+
+/// The configuration a subject runs in: the manifest's, the stored tuning's, or none.
+pub fn config_of(subject: &Subject, spec: Option<&VariantSpec>) -> Option<Config> {
+    match subject {
+        Subject::Baseline => None,
+        Subject::Variant { .. } => spec.map(VariantSpec::config),
+        Subject::Tuned { config, .. } => Some(config.clone()),
+    }
+}
+
+/// The launch of a subject's configuration (None for the baseline, or a tuned configuration the
+/// current protocol no longer takes).
+pub fn launch_of(subject: &Subject, spec: Option<&VariantSpec>) -> Option<crate::facts::launch::Launch> {
+    let spec = spec?;
+    match subject {
+        Subject::Tuned { config, .. } => availability::configuration(spec, config, None).ok(),
+        _ => Some(spec.launch),
+    }
+}

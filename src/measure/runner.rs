@@ -1,0 +1,283 @@
+//! Runs a job in this process: per shape the case is prepared (inputs, the f64 reference), then
+//! each subject is checked against the reference, timed, and checked again on what the timed
+//! launches left. A subject that fails is recorded failed and never timed; one the GPU, its
+//! configuration or the shape rules out is recorded skipped with the reason. Each entry goes to
+//! the caller as soon as it is measured. `isolate` runs the same jobs in worker processes.
+
+use std::collections::HashMap;
+
+use cudarc::cublas::sys::cublasStatus_t;
+
+use super::families::{self, can_run, Case, Family, Shape};
+use super::plan::{config_of, launch_of, spec_of, Job, Options, Plan, Subject};
+use super::telemetry::Sampler;
+use super::timing::Timer;
+use crate::error::{LabError, Result};
+use crate::gpu::availability::VENDOR_DECLINED;
+use crate::gpu::device::{Gpu, Kernel};
+use crate::gpu::jit;
+use crate::gpu::registry::VariantSpec;
+use crate::schema::check::Check;
+use crate::schema::device::DeviceInfo;
+use crate::schema::entry::{Entry, Kind, Status};
+use crate::schema::run::Policy;
+use crate::schema::stats::Summary;
+use crate::schema::telemetry::Telemetry;
+
+/// What a run reports as it goes.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub enum Event {
+    /// The inputs and reference of step `step` are being prepared.
+    Preparing {
+        step: usize,
+    },
+    /// Subject `subject` of step `step` starts (the hang limit runs from here).
+    Start {
+        step: usize,
+        subject: usize,
+    },
+    Entry {
+        step: usize,
+        subject: usize,
+        entry: Box<Entry>,
+    },
+}
+
+/// Each variant's ratio to the baseline of the same family and shape, as entries arrive.
+#[derive(Default)]
+pub struct Ratios(HashMap<(String, Vec<u64>), f64>);
+
+impl Ratios {
+    pub fn apply(&mut self, e: &mut Entry) {
+        let key = (e.family.clone(), e.dims.clone());
+        if let (true, Some(r)) = (e.is_baseline(), e.rate) {
+            self.0.insert(key.clone(), r);
+        }
+        e.vs_baseline = e.rate.zip(self.0.get(&key).copied()).map(|(r, b)| r / b);
+    }
+}
+
+/// An entry for `subject` at `shape`, with what is known before anything runs; Skipped until
+/// measured.
+pub fn blank_entry(fam: &dyn Family, subject: &Subject, shape: &Shape, seed: u64, dev: &DeviceInfo) -> Result<Entry> {
+    let spec = spec_of(subject)?;
+    let launch = launch_of(subject, spec);
+    let info = fam.info();
+    let (variant, kind, tuned_at) = match subject {
+        Subject::Baseline => (info.baseline.unwrap_or("baseline").to_string(), Kind::Baseline, None),
+        Subject::Variant { name } => (name.clone(), Kind::Variant, None),
+        Subject::Tuned { name, tuned_at, .. } => (name.clone(), Kind::Tuned, Some(tuned_at.clone())),
+    };
+    Ok(Entry {
+        family: info.name.to_string(),
+        variant,
+        kind,
+        rung: spec.map_or(0, |s| s.rung),
+        config: config_of(subject, spec),
+        tuned_at,
+        shape: info.shapes.label(shape),
+        dims: shape.0.clone(),
+        status: Status::Skipped,
+        reason: None,
+        seed,
+        verify: None,
+        verify_after: None,
+        time: None,
+        work: fam.work(shape, launch.as_ref()),
+        unit: info.unit,
+        rate: None,
+        vs_baseline: None,
+        peak: fam.peak(dev, launch.as_ref()),
+        vs_peak: None,
+        source_hash: spec.map(|s| s.source_hash.clone()),
+        telemetry: None,
+        remeasured: false,
+        compiled_here: None,
+    })
+}
+
+/// Runs `job` from `from` (step, subject) on. A fault that leaves the GPU's context unusable
+/// ends the job with the driver's error, after the faulting subject's entry was reported.
+pub fn run_job(gpu: &mut Gpu, job: &Job, from: (usize, usize), sink: &mut dyn FnMut(Event) -> Result<()>) -> Result<()> {
+    let fam = families::get(&job.family).ok_or_else(|| LabError::Usage(format!("no family '{}'", job.family)))?;
+    let mut timer = if job.time { Some(Timer::new(gpu)?) } else { None };
+    for (si, step) in job.steps.iter().enumerate().skip(from.0) {
+        let first = if si == from.0 { from.1 } else { 0 };
+        if first >= step.subjects.len() {
+            continue;
+        }
+        let shape = Shape(step.dims.clone());
+        eprintln!("{} {}: seed {:#018x}", fam.info().name, fam.info().shapes.label(&shape), step.seed);
+        sink(Event::Preparing { step: si })?;
+        let mut case = fam.prepare(gpu, &shape, step.seed)?;
+        for (ji, subject) in step.subjects.iter().enumerate().skip(first) {
+            sink(Event::Start { step: si, subject: ji })?;
+            let (entry, fault) = measure(gpu, fam, case.as_mut(), subject, &shape, step.seed, timer.as_mut(), &job.policy)?;
+            sink(Event::Entry { step: si, subject: ji, entry: Box::new(entry) })?;
+            if fault {
+                // A sticky error (an illegal address) poisons the context: nothing after it runs.
+                gpu.sync()?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Runs `plans` in this process, entries in run order with their ratios to the baseline. A
+/// fault ends the run (`isolate` is the way to survive one).
+pub fn run(gpu: &mut Gpu, plans: &[Plan], opts: &Options, seed: u64) -> Result<Vec<Entry>> {
+    let mut entries = Vec::new();
+    let mut ratios = Ratios::default();
+    for job in super::plan::jobs(plans, opts, seed) {
+        run_job(gpu, &job, (0, 0), &mut |ev| {
+            if let Event::Entry { mut entry, .. } = ev {
+                ratios.apply(&mut entry);
+                entries.push(*entry);
+            }
+            Ok(())
+        })?;
+    }
+    Ok(entries)
+}
+
+/// Each family's conclusions from a run's entries, as "family: note" lines.
+pub fn notes(plans: &[Plan], entries: &[Entry], dev: &DeviceInfo) -> Vec<String> {
+    plans
+        .iter()
+        .flat_map(|p| {
+            let name = p.family.info().name;
+            let mine: Vec<&Entry> = entries.iter().filter(|e| e.family == name).collect();
+            p.family.notes(&mine, dev).into_iter().map(move |n| format!("{name}: {n}"))
+        })
+        .collect()
+}
+
+fn failed(mut e: Entry, reason: String) -> Entry {
+    e.status = Status::Failed;
+    e.reason = Some(reason);
+    e
+}
+
+/// The kernel a subject runs, or the entry saying why it does not run here.
+fn kernel_for(
+    gpu: &mut Gpu,
+    subject: &Subject,
+    spec: &'static VariantSpec,
+    shape: &Shape,
+    e: &mut Entry,
+) -> Option<Result<std::sync::Arc<Kernel>>> {
+    let sm = gpu.info.sm();
+    let config = e.config.clone().unwrap_or_else(|| spec.config());
+    if let Err(why) = can_run(spec, &config, shape, sm) {
+        e.reason = Some(why);
+        return None;
+    }
+    if let Subject::Tuned { hash, date, .. } = subject {
+        match jit::hash(spec, &config, sm) {
+            Ok(h) if h == *hash => {}
+            Ok(_) => {
+                e.reason = Some(format!("stale tuning from {date} (source, headers or NVRTC changed): run kernel-lab tune again"));
+                return None;
+            }
+            Err(err) => {
+                e.reason = Some(err.to_string());
+                return None;
+            }
+        }
+        return Some(gpu.jit(spec, &config));
+    }
+    Some(gpu.kernel(spec))
+}
+
+/// Verifies, times and verifies again one subject on a prepared case; `true` beside the entry
+/// when it failed with a driver error (which may have cost the context).
+#[allow(clippy::too_many_arguments)]
+pub fn measure(
+    gpu: &mut Gpu,
+    fam: &dyn Family,
+    case: &mut dyn Case,
+    subject: &Subject,
+    shape: &Shape,
+    seed: u64,
+    timer: Option<&mut Timer>,
+    policy: &Policy,
+) -> Result<(Entry, bool)> {
+    let mut e = blank_entry(fam, subject, shape, seed, &gpu.info)?;
+    let kernel = match spec_of(subject)? {
+        None => None,
+        Some(spec) => match kernel_for(gpu, subject, spec, shape, &mut e) {
+            None => return Ok((e, false)),
+            Some(Err(err)) => return Ok((failed(e, format!("cannot load: {err}")), false)),
+            Some(Ok(k)) => {
+                e.compiled_here = k.compiled_here.clone();
+                Some(k)
+            }
+        },
+    };
+    let gpu = &*gpu;
+    let k = kernel.as_deref();
+    let precision = fam.info().precision;
+    let is_fault = |err: &LabError| matches!(err, LabError::Driver(_));
+
+    // Correct first: poisoned output, one launch, the check.
+    let first = (|| -> Result<Check> {
+        case.poison(gpu)?;
+        launch(case, gpu, k)?;
+        gpu.sync()?;
+        case.check(gpu, precision)
+    })();
+    let first = match first {
+        Ok(c) => c,
+        // The vendor library declining a shape is its declared limit, not a failure.
+        Err(LabError::Cublas(err)) if k.is_none() && err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => {
+            e.reason = Some(VENDOR_DECLINED.into());
+            return Ok((e, false));
+        }
+        Err(err) => return Ok((failed(e, format!("launch failed: {err}")), is_fault(&err))),
+    };
+    let (passed, detail) = (first.passed(), first.describe());
+    e.verify = Some(first);
+    if !passed {
+        return Ok((failed(e, format!("verification failed: {detail}")), false));
+    }
+    e.status = Status::Ok;
+    let Some(timer) = timer else { return Ok((e, false)) };
+
+    // Timed with NVML watching; a run that throttled is timed once more, and flagged if it
+    // throttles again.
+    let mut timed = |timer: &mut Timer| -> Result<(Vec<f64>, Option<Telemetry>)> {
+        let sampler = Sampler::start(gpu.info.ordinal as u32);
+        let samples = timer.samples(gpu, policy, &mut || launch(case, gpu, k))?;
+        Ok((samples, sampler.and_then(Sampler::finish)))
+    };
+    let (mut samples, mut telemetry) = match timed(timer) {
+        Ok(s) => s,
+        Err(err) => return Ok((failed(e, format!("timed launches failed: {err}")), is_fault(&err))),
+    };
+    if telemetry.as_ref().is_some_and(Telemetry::throttled) {
+        (samples, telemetry) = match timed(timer) {
+            Ok(s) => s,
+            Err(err) => return Ok((failed(e, format!("timed launches failed: {err}")), is_fault(&err))),
+        };
+        e.remeasured = true;
+    }
+    e.telemetry = telemetry;
+    let after = case.check(gpu, precision)?;
+    let (passed, detail) = (after.passed(), after.describe());
+    e.verify_after = Some(after);
+    if !passed {
+        return Ok((failed(e, format!("output of the timed launches failed verification: {detail}")), false));
+    }
+    let summary = Summary::of(&samples);
+    e.rate = summary.map(|s| e.work.rate(e.unit, s.median_ms));
+    e.vs_peak = e.rate.zip(e.peak).map(|(r, p)| r / p);
+    e.time = summary;
+    Ok((e, false))
+}
+
+fn launch(case: &mut dyn Case, gpu: &Gpu, kernel: Option<&Kernel>) -> Result<()> {
+    match kernel {
+        Some(k) => case.launch(gpu, k),
+        None => case.launch_baseline(gpu),
+    }
+}

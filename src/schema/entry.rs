@@ -1,0 +1,150 @@
+//! One measurement: a variant (or its family's vendor baseline) at one shape, verified and timed,
+//! with typed identity so that runs can be merged and compared without parsing names.
+
+use serde::{Deserialize, Serialize};
+
+use super::check::Check;
+use super::stats::Summary;
+use super::telemetry::Telemetry;
+use crate::facts::manifest::Config;
+
+/// What one run of the problem must do, at the least: every rate is derived from it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Work {
+    pub flops: f64,
+    pub bytes_read: f64,
+    pub bytes_written: f64,
+}
+
+/// The rate a family reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Unit {
+    /// FLOPs / s, shown in TFLOP/s.
+    Tflops,
+    /// Bytes read plus bytes written / s, shown in GB/s.
+    Gbs,
+}
+
+impl Unit {
+    pub fn label(self) -> &'static str {
+        match self {
+            Unit::Tflops => "TFLOP/s",
+            Unit::Gbs => "GB/s",
+        }
+    }
+}
+
+impl Work {
+    /// The rate in `unit` for one run taking `ms` milliseconds.
+    pub fn rate(&self, unit: Unit, ms: f64) -> f64 {
+        let s = ms / 1e3;
+        match unit {
+            Unit::Tflops => self.flops / s / 1e12,
+            Unit::Gbs => (self.bytes_read + self.bytes_written) / s / 1e9,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Ok,
+    Failed,
+    Skipped,
+}
+
+/// What was measured.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[serde(rename_all = "lowercase")]
+pub enum Kind {
+    /// The family's vendor routine (cuBLAS, cudaMemcpy).
+    Baseline,
+    /// A variant as its manifest configures it.
+    Variant,
+    /// A variant in the configuration `kernel-lab tune` stored for this device.
+    Tuned,
+}
+
+/// An entry's identity across runs: the same key in two runs is the same measurement repeated.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Key {
+    pub family: String,
+    pub variant: String,
+    pub kind: Kind,
+    pub dims: Vec<u64>,
+}
+
+/// One variant (or the family's baseline) at one shape.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    pub family: String,
+    /// The variant's name, or the baseline's ("cuBLAS SGEMM").
+    pub variant: String,
+    pub kind: Kind,
+    pub rung: u32,
+    /// The block shape and constants it ran with; None for the baseline.
+    pub config: Option<Config>,
+    /// Where a tuned configuration comes from ("tuned at 4096x4096x4096").
+    #[serde(default)]
+    pub tuned_at: Option<String>,
+    /// How tables show the shape ("1024 MiB", "4096x4096x4096").
+    pub shape: String,
+    pub dims: Vec<u64>,
+    pub status: Status,
+    pub reason: Option<String>,
+    pub seed: u64,
+    pub verify: Option<Check>,
+    /// The check of the output the timed launches left.
+    pub verify_after: Option<Check>,
+    pub time: Option<Summary>,
+    pub work: Work,
+    pub unit: Unit,
+    pub rate: Option<f64>,
+    pub vs_baseline: Option<f64>,
+    /// The device's ceiling in `unit` this entry is measured against.
+    pub peak: Option<f64>,
+    pub vs_peak: Option<f64>,
+    pub source_hash: Option<String>,
+    /// NVML's view of the timed launches (absent without NVML).
+    #[serde(default)]
+    pub telemetry: Option<Telemetry>,
+    /// The first timing saw throttling, so the launches were timed once more (this is that run).
+    #[serde(default)]
+    pub remeasured: bool,
+    /// How the kernel was compiled where the build had no code for this GPU ("NVRTC 13.0 here:
+    /// sm_90 is not in the fatbin"); absent for the build's own fatbins.
+    #[serde(default)]
+    pub compiled_here: Option<String>,
+}
+
+impl Entry {
+    pub fn key(&self) -> Key {
+        Key { family: self.family.clone(), variant: self.variant.clone(), kind: self.kind, dims: self.dims.clone() }
+    }
+
+    pub fn is_baseline(&self) -> bool {
+        self.kind == Kind::Baseline
+    }
+
+    /// The name tables show: the variant, with "@tuned" for a tuned configuration.
+    pub fn label(&self) -> String {
+        match self.kind {
+            Kind::Tuned => format!("{}@tuned", self.variant),
+            _ => self.variant.clone(),
+        }
+    }
+
+    /// The configuration as tables show it: "vendor library" for the baseline.
+    pub fn config_label(&self) -> String {
+        match (&self.config, &self.tuned_at) {
+            (None, _) => "vendor library".to_string(),
+            (Some(c), None) => c.label(),
+            (Some(c), Some(at)) => format!("{} ({at})", c.label()),
+        }
+    }
+
+    /// A define of the configuration it ran with.
+    pub fn define(&self, name: &str) -> Option<i64> {
+        self.config.as_ref()?.define(name)
+    }
+}

@@ -1,0 +1,163 @@
+//! The shape of the host code, checked: src/ is layered (facts, schema, gpu, measure, analysis,
+//! then the CLI) and a module imports only from its own layer and those below; no modules import
+//! each other in a cycle; every source file opens with what it owns and stays under 400 lines
+//! (the spec sheet, a table of published data, aside).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+const LAYERS: [&str; 5] = ["facts", "schema", "gpu", "measure", "analysis"];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// The module path of a file under src/: src/measure/families/sgemm.rs is measure::families::sgemm.
+fn module_of(file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(root().join("src")).unwrap();
+    let mut parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
+    if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
+        parts.pop();
+    }
+    parts
+}
+
+/// The unit a path belongs to: its layer and the module in it ("measure::families"), or its
+/// first segment outside the layers ("error").
+fn unit(path: &[String]) -> Option<String> {
+    let first = path.first()?;
+    if LAYERS.contains(&first.as_str()) {
+        Some(path.iter().take(2).cloned().collect::<Vec<_>>().join("::"))
+    } else {
+        Some(first.clone())
+    }
+}
+
+fn layer(unit: &str) -> usize {
+    let first = unit.split("::").next().unwrap();
+    LAYERS.iter().position(|l| *l == first).map_or(0, |i| i + 1)
+}
+
+/// Source without comments, so that prose naming a path is not an import.
+fn code(text: &str) -> String {
+    text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+}
+
+/// The paths a `crate::` or `super::` at `at` reaches, expanding `{a, b::c}` groups; each as
+/// segments after the prefix.
+fn paths_at(text: &str, at: usize) -> Vec<Vec<String>> {
+    fn group(s: &str, prefix: Vec<String>, out: &mut Vec<Vec<String>>) -> usize {
+        let mut i = 0;
+        let b = s.as_bytes();
+        let mut seg = String::new();
+        let mut path = prefix.clone();
+        while i < b.len() {
+            let c = b[i] as char;
+            if c.is_alphanumeric() || c == '_' {
+                seg.push(c);
+            } else if s[i..].starts_with("::") {
+                path.push(std::mem::take(&mut seg));
+                i += 1;
+            } else if c == '{' {
+                i += group(&s[i + 1..], path.clone(), out) + 1;
+                path = prefix.clone();
+            } else if c.is_whitespace() && seg.is_empty() {
+            } else {
+                if !seg.is_empty() {
+                    path.push(std::mem::take(&mut seg));
+                }
+                if path.len() > prefix.len() {
+                    out.push(path.clone());
+                }
+                path = prefix.clone();
+                if c != ',' {
+                    return i;
+                }
+            }
+            i += 1;
+        }
+        i
+    }
+    let mut out = Vec::new();
+    group(&text[at..], Vec::new(), &mut out);
+    out
+}
+
+#[test]
+fn layers_hold_and_modules_import_no_cycle() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut wrong = Vec::new();
+    for f in files.iter().filter(|f| !f.starts_with(root().join("src/bin"))) {
+        let module = module_of(f);
+        let Some(from) = unit(&module) else { continue };
+        let text = code(&std::fs::read_to_string(f).unwrap());
+        for (at, _) in text.match_indices("crate::").chain(text.match_indices("super::")) {
+            if text[..at].ends_with("::") || text[..at].ends_with("super::") {
+                continue;
+            }
+            let is_super = text[at..].starts_with("super::");
+            let start = at + if is_super { "super::".len() } else { "crate::".len() };
+            for rest in paths_at(&text, start) {
+                // super:: names the module above the file's own (for a mod.rs, above its folder's).
+                let base: Vec<String> = if is_super { module[..module.len().saturating_sub(1)].to_vec() } else { Vec::new() };
+                let target: Vec<String> = base.into_iter().chain(rest).collect();
+                let Some(to) = unit(&target) else { continue };
+                if to == from || to == "error" {
+                    continue;
+                }
+                if layer(&to) > layer(&from) {
+                    wrong.push(format!("{} ({from}, layer {}) imports {to} (layer {})", f.display(), layer(&from), layer(&to)));
+                }
+                edges.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "imports from a higher layer:\n{}", wrong.join("\n"));
+    assert!(
+        edges.contains_key("measure::runner") && edges["measure::runner"].contains("measure::families"),
+        "the scan sees imports: {edges:#?}"
+    );
+    // A cycle: a unit that reaches itself.
+    for start in edges.keys() {
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<(String, Vec<String>)> = vec![(start.clone(), vec![start.clone()])];
+        while let Some((node, trail)) = stack.pop() {
+            for next in edges.get(&node).into_iter().flatten() {
+                assert!(next != start, "an import cycle: {} -> {start}", trail.join(" -> "));
+                if seen.insert(next.clone()) {
+                    stack.push((next.clone(), [trail.clone(), vec![next.clone()]].concat()));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn every_file_says_what_it_owns_and_stays_small() {
+    let mut files = Vec::new();
+    for dir in ["src", "crates/facts/src", "crates/kernels/src"] {
+        rust_files(&root().join(dir), &mut files);
+    }
+    files.push(root().join("build.rs"));
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(text.starts_with("//!"), "{}: the first line says what the module owns", f.display());
+        let lines = text.lines().count();
+        if !f.ends_with("facts/sheet.rs") {
+            assert!(lines <= 400, "{}: {lines} lines", f.display());
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! The manifest rules and the families' launch protocols, as the build applies them: a bad entry
+//! is an error that names the manifest, the entry's line and the entry.
+
+use kernel_lab::facts::launch::{Grid, Launch, Params, StreamOp};
+use kernel_lab::facts::manifest;
+
+/// lab.h's constants, as the build resolves them.
+fn lab_h(name: &str) -> Option<i64> {
+    match name {
+        "LAB_FP32" => Some(2),
+        "LAB_OP_TRIAD" => Some(3),
+        _ => None,
+    }
+}
+
+fn parse(family: &str, text: &str) -> Result<Vec<manifest::Checked>, String> {
+    manifest::parse(family, text, &lab_h)
+}
+
+#[test]
+fn manifest_rules() {
+    let ok = "[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [16, 16]\ndefines = { BM = 16, BN = 16 }\n";
+    let v = parse("sgemm", ok).unwrap();
+    assert_eq!((v[0].name.as_str(), v[0].rung, v[0].block, v[0].line), ("sgemm_01_x", 1, [16, 16, 1], 1));
+    assert_eq!(v[0].config().compiler_defines(), ["-DBLOCK_X=16", "-DBLOCK_Y=16", "-DBLOCK_Z=1", "-DBM=16", "-DBN=16"]);
+    let bad = |text: &str, want: &str| {
+        let e = parse("sgemm", &format!("{text}defines = {{ BM = 16, BN = 16 }}\n")).unwrap_err();
+        assert!(e.contains(want), "{e} should say {want}");
+    };
+    bad("[[variant]]\nfile = \"other_01_x.cu\"\nblock = [1]\n", "sgemm_NN_");
+    bad("[[variant]]\nfile = \"sgemm_1_x.cu\"\nblock = [1]\n", "sgemm_NN_");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [64, 32]\n", "over CUDA's 1024");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = []\n", "1 to 3");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\narch = \"ampere\"\n", "arch requirement");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\nname = \"other\"\n", "start with");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\nmultiple_of = { k = 0 }\n", "positive");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\ncolour = 1\n", "unknown field");
+    let twice = "[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\ndefines = { BM = 1, BN = 1 }\n";
+    assert!(parse("sgemm", &format!("{twice}{twice}")).unwrap_err().contains("used twice"));
+    let e = parse("sgemm", "[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\ndefines = { BLOCK_X = 1 }\n").unwrap_err();
+    assert!(e.contains("BLOCK_"), "{e}");
+}
+
+#[test]
+fn symbolic_defines_resolve_to_lab_h() {
+    let v =
+        parse("memory", "[[variant]]\nfile = \"memory_01_x.cu\"\nblock = [256]\ndefines = { OP = \"LAB_OP_TRIAD\", BLOCKS_PER_SM = 8 }\n")
+            .unwrap();
+    assert_eq!(v[0].defines["OP"], 3);
+    assert_eq!(v[0].launch.params, Params::Stream { op: StreamOp::Triad });
+    let e = parse("memory", "[[variant]]\nfile = \"memory_01_x.cu\"\nblock = [256]\ndefines = { OP = \"LAB_OP_SWAP\" }\n").unwrap_err();
+    assert!(e.contains("LAB_OP_SWAP") && e.contains("not a constant of lab.h"), "{e}");
+}
+
+/// A manifest of three entries of `family`: two that keep its protocol (`good`, their defines
+/// line), then `third`, which contradicts it.
+fn third_entry(family: &str, good: &str, third: &str) -> String {
+    let entry = |name: &str, rest: &str| {
+        format!("[[variant]]\nfile = \"{family}_01_x.cu\"\nname = \"{family}_01_x{name}\"\nblock = [128]\n{rest}\n")
+    };
+    let text = [entry("", good), entry("_b", good), entry("_c", third)].join("\n");
+    let e = parse(family, &text).unwrap_err();
+    assert!(e.contains(&format!("{family}/variants.toml:13:")), "the message names the third entry's line: {e}");
+    e
+}
+
+#[test]
+fn defines_that_contradict_the_protocol_fail_with_the_line() {
+    let gemm = "defines = { BM = 64, BN = 64 }";
+    let e = third_entry("sgemm", gemm, "defines = { BM = 64 }");
+    assert!(e.contains("needs the define BN"), "{e}");
+    let e = third_entry("tensor", gemm, "defines = { BM = 64, BN = 64, TMA = 1, BK = 64 }");
+    assert!(e.contains("TMA = 1 needs an sm_90"), "{e}");
+    let e = third_entry("tensor", gemm, "arch = \"sm_90a\"\ndefines = { BM = 64, BN = 64, TMA = 2 }");
+    assert!(e.contains("TMA = 2"), "{e}");
+    let e = third_entry("reduce", "defines = { BLOCKS_PER_SM = 4 }", "defines = { SINGLE_PASS = 1 }");
+    assert!(e.contains("needs BLOCKS_PER_SM"), "{e}");
+    let peak = "defines = { PREC = \"LAB_FP32\", ITERS = 1, CHAINS = 1, OPS = 2, BLOCKS_PER_SM = 1 }";
+    let e = third_entry("peak", peak, "defines = { PREC = \"LAB_FP32\", ITERS = 1, CHAINS = 1, OPS = 2 }");
+    assert!(e.contains("BLOCKS_PER_SM"), "{e}");
+    let e = third_entry("sgemm", gemm, "defines = { BM = 64, BN = 64, LAB_DYN_SMEM = 300000 }");
+    assert!(e.contains("LAB_DYN_SMEM = 300000"), "{e}");
+    let e = third_entry("sgemm", gemm, "defines = { BM = 64, BN = 64, CLUSTER_X = 2 }");
+    assert!(e.contains("cluster needs an sm_90"), "{e}");
+    let e = third_entry("sgemm", gemm, "arch = \"sm_90+\"\ndefines = { BM = 64, BN = 64, CLUSTER_X = 4, CLUSTER_Y = 4 }");
+    assert!(e.contains("over the portable 8"), "{e}");
+    assert!(parse("nofamily", "[[variant]]\nfile = \"nofamily_01_x.cu\"\nblock = [1]\n").unwrap_err().contains("no launch protocol"));
+}
+
+#[test]
+fn grids_follow_the_launch() {
+    let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90+").unwrap();
+    let launch = |defs: &[(&str, i64)]| Launch::parse("sgemm", &arch, &|n| defs.iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
+    let tiles = launch(&[("BM", 128), ("BN", 64)]);
+    assert_eq!(tiles.grid, Grid::Tiles { x: 64, y: 128 });
+    assert_eq!(tiles.grid(1000, 300, 0, 128, 132, 1), (16, 3, 1), "ceil(cols / BN) x ceil(rows / BM)");
+    let clustered = launch(&[("BM", 128), ("BN", 64), ("CLUSTER_X", 2)]);
+    assert_eq!(clustered.grid(1000, 300, 0, 128, 132, 1), (16, 3, 1));
+    assert_eq!(clustered.grid(960, 300, 0, 128, 132, 1), (16, 3, 1), "15 tiles round up to 8 clusters of 2");
+}
