@@ -7,6 +7,16 @@
 #pragma once
 #include "lab_device.cuh"
 
+// The aligned 16-byte chunk at `base`, or, for the source's last chunk where the matrix ends
+// inside it, that chunk's bytes before `end` and zeros (a full 16-byte read there would go past
+// the allocation, which compute-sanitizer's memcheck reports).
+__device__ __forceinline__ uint4 lab_chunk(const unsigned char* src, uint64_t base, uint64_t end) {
+    if (base + 16 <= end) return *reinterpret_cast<const uint4*>(src + base);
+    unsigned w[4] = {0, 0, 0, 0};
+    for (uint64_t b = base; b < end; ++b) w[(b - base) / 4] |= (unsigned)src[b] << (8 * ((b - base) % 4));
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
 // Word i of the 32 bytes (lo, hi).
 __device__ __forceinline__ unsigned lab_word(const uint4& lo, const uint4& hi, int i) {
     switch (i) {
@@ -30,10 +40,9 @@ extern "C" __global__ void __launch_bounds__(256) lab_pad_rows_u16(lab_pad_args 
         uint4 v = make_uint4(0, 0, 0, 0);
         if (c0 < p.cols) {
             const uint64_t at = (r * p.cols + c0) * 2, base = at & ~(uint64_t)15;
-            // The aligned chunk after base holds bytes of this row only where the row goes on;
-            // reading it stays inside the allocation, whose 16-byte chunks are whole.
-            const uint4 lo = *reinterpret_cast<const uint4*>(src + base);
-            const uint4 hi = base + 16 < end ? *reinterpret_cast<const uint4*>(src + base + 16) : make_uint4(0, 0, 0, 0);
+            // The aligned chunk after base holds bytes of this row only where the row goes on.
+            const uint4 lo = lab_chunk(src, base, end);
+            const uint4 hi = base + 16 < end ? lab_chunk(src, base + 16, end) : make_uint4(0, 0, 0, 0);
             const int q = (int)(at - base) / 4, half = (int)(at - base) % 4 * 8;  // half: 0 or 16 bits
             unsigned w[4];
 #pragma unroll
