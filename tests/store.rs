@@ -130,7 +130,7 @@ fn two_cards_of_one_model_share_a_folder_and_stay_apart() {
     assert_eq!(cards.len(), 2, "one view per card");
     let rates: Vec<f64> = cards.iter().map(|v| v.entries[0].rate.unwrap()).collect();
     assert!(rates.contains(&1.0) && rates.contains(&2.0), "{rates:?}");
-    assert!(cards[0].label.contains("gpu-host GPU"), "{}", cards[0].label);
+    assert!(cards[0].label.contains("gpu-host GPU 0 GPU-a"), "{}", cards[0].label);
 }
 
 #[test]

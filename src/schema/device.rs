@@ -51,13 +51,12 @@ impl DeviceInfo {
         format!("{}-{}", s.trim_matches('-'), self.arch_name())
     }
 
-    /// One card: "host GPU 1", or the UUID's first digits where the host is unknown.
+    /// One card: "vm GPU 1 GPU-ffdd25f9" (host, index, the UUID's first digits), with what is known.
     pub fn card(&self) -> String {
-        match (&self.host, &self.uuid) {
-            (Some(h), _) => format!("{h} GPU {}", self.ordinal),
-            (None, Some(u)) => format!("GPU {} ({})", self.ordinal, u.chars().take(12).collect::<String>()),
-            (None, None) => format!("GPU {}", self.ordinal),
-        }
+        let mut parts: Vec<String> = self.host.iter().cloned().collect();
+        parts.push(format!("GPU {}", self.ordinal));
+        parts.extend(self.uuid.as_ref().map(|u| u.chars().take(12).collect::<String>()));
+        parts.join(" ")
     }
 
     /// DRAM bandwidth from the reported memory clock and bus (two transfers per clock), GB/s.
