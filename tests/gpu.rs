@@ -27,7 +27,12 @@ fn run(opts: &Options, seed: u64) -> Vec<Entry> {
 /// The CLI beside this test binary (a device bundle's dist/), else the one cargo built.
 fn cli() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
-    exe.ancestors().skip(1).take(2).map(|d| d.join("kernel-lab")).find(|p| p.is_file()).unwrap_or_else(|| env!("CARGO_BIN_EXE_kernel-lab").into())
+    exe.ancestors()
+        .skip(1)
+        .take(2)
+        .map(|d| d.join("kernel-lab"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_kernel-lab").into())
 }
 
 /// The CLI, with its results in `dir`, the kernel set in `set` (None: the lab's own).

@@ -98,3 +98,14 @@ fn grids_follow_the_launch() {
     assert_eq!(clustered.grid(1000, 300, 0, 128, 132, 1), (16, 3, 1));
     assert_eq!(clustered.grid(960, 300, 0, 128, 132, 1), (16, 3, 1), "15 tiles round up to 8 clusters of 2");
 }
+
+#[test]
+fn constraint_sets_are_shared_and_named() {
+    let text = "[constraint_sets]\ntile = [\"BM % 16 == 0\", \"BN % 16 == 0\"]\n\n[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [64]\ndefines = { BM = 32, BN = 64 }\nconstraint_sets = [\"tile\"]\nconstraints = [\"BM * BN <= 4096\"]\n";
+    let v = parse("sgemm", text).unwrap();
+    assert_eq!(v[0].constraints, ["BM % 16 == 0", "BN % 16 == 0", "BM * BN <= 4096"], "the set's, then the entry's own");
+    let e = parse("sgemm", &text.replace("BM = 32", "BM = 24")).unwrap_err();
+    assert!(e.contains("violates BM % 16 == 0"), "{e}");
+    let e = parse("sgemm", &text.replace("[\"tile\"]", "[\"tiles\"]")).unwrap_err();
+    assert!(e.contains("variants.toml:4:") && e.contains("no constraint set 'tiles'"), "{e}");
+}

@@ -126,72 +126,73 @@ impl Launch {
             }
         };
         let per_sm = |resident: bool| need("BLOCKS_PER_SM").map(|blocks_per_sm| Grid::PerSm { blocks_per_sm, resident });
-        let (grid, params) =
-            match family {
-                "memory" => {
-                    let op = match get("OP") {
-                        Some(0) => StreamOp::Copy,
-                        Some(1) => StreamOp::Scale,
-                        Some(2) => StreamOp::Add,
-                        Some(3) => StreamOp::Triad,
-                        Some(v) => return Err(format!("OP = {v} is not a LAB_OP_* operation (0 copy, 1 scale, 2 add, 3 triad)")),
-                        None => return Err("the memory protocol needs the define OP".into()),
-                    };
-                    let grid = match get("BLOCKS_PER_SM") {
-                        Some(_) => per_sm(false)?,
-                        None => Grid::Elements { per_thread: need("UNROLL")? * need("VEC")? },
-                    };
-                    (grid, Params::Stream { op })
-                }
-                "l2" => {
-                    let data = match get("DATA") {
-                        Some(d @ (0 | 1)) => d as u32,
-                        Some(v) => return Err(format!("DATA = {v}: the l2 protocol takes 0 (random bits) or 1 (floats)")),
-                        None => return Err("the l2 protocol needs the define DATA".into()),
-                    };
-                    (per_sm(true)?, Params::L2 { data })
-                }
-                "reduce" => {
-                    let single_pass = flag("SINGLE_PASS")?;
-                    let grid = match get("BLOCKS_PER_SM") {
-                        Some(_) => per_sm(false)?,
-                        None if single_pass => return Err("SINGLE_PASS = 1 needs BLOCKS_PER_SM (one launch, a fixed grid)".into()),
-                        None => Grid::PerThread,
-                    };
-                    (grid, Params::Reduce { single_pass })
-                }
-                "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
-                "sgemm" => (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk: None }),
-                "tensor" | "tf32" | "int8" => {
-                    let tma_bk = if flag("TMA")? {
-                        if !arch_at_least(arch, 90) {
-                            return Err(format!("TMA = 1 needs an sm_90 or newer arch requirement, not {}", arch.describe()));
-                        }
-                        Some(need("BK")?)
-                    } else {
-                        None
-                    };
-                    (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk })
-                }
-                "peak" => {
-                    let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;
-                    let prec = u32::try_from(prec).map_err(|_| format!("PREC = {prec} is not a LAB_* precision"))?;
-                    let optional = |name: &str, default: u32| get(name).map_or(Ok(default), |_| need(name));
-                    let params = Params::Peak {
-                        prec,
-                        iters: need("ITERS")?,
-                        chains: need("CHAINS")?,
-                        ops: need("OPS")?,
-                        acc: optional("ACC", 4)?,
-                        task_threads: optional("TASK_THREADS", 32)?,
-                        mma_k: get("MMA_K").map(|_| need("MMA_K")).transpose()?,
-                    };
-                    (per_sm(true)?, params)
-                }
-                other => return Err(format!(
+        let (grid, params) = match family {
+            "memory" => {
+                let op = match get("OP") {
+                    Some(0) => StreamOp::Copy,
+                    Some(1) => StreamOp::Scale,
+                    Some(2) => StreamOp::Add,
+                    Some(3) => StreamOp::Triad,
+                    Some(v) => return Err(format!("OP = {v} is not a LAB_OP_* operation (0 copy, 1 scale, 2 add, 3 triad)")),
+                    None => return Err("the memory protocol needs the define OP".into()),
+                };
+                let grid = match get("BLOCKS_PER_SM") {
+                    Some(_) => per_sm(false)?,
+                    None => Grid::Elements { per_thread: need("UNROLL")? * need("VEC")? },
+                };
+                (grid, Params::Stream { op })
+            }
+            "l2" => {
+                let data = match get("DATA") {
+                    Some(d @ (0 | 1)) => d as u32,
+                    Some(v) => return Err(format!("DATA = {v}: the l2 protocol takes 0 (random bits) or 1 (floats)")),
+                    None => return Err("the l2 protocol needs the define DATA".into()),
+                };
+                (per_sm(true)?, Params::L2 { data })
+            }
+            "reduce" => {
+                let single_pass = flag("SINGLE_PASS")?;
+                let grid = match get("BLOCKS_PER_SM") {
+                    Some(_) => per_sm(false)?,
+                    None if single_pass => return Err("SINGLE_PASS = 1 needs BLOCKS_PER_SM (one launch, a fixed grid)".into()),
+                    None => Grid::PerThread,
+                };
+                (grid, Params::Reduce { single_pass })
+            }
+            "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
+            "sgemm" => (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk: None }),
+            "tensor" | "tf32" | "int8" => {
+                let tma_bk = if flag("TMA")? {
+                    if !arch_at_least(arch, 90) {
+                        return Err(format!("TMA = 1 needs an sm_90 or newer arch requirement, not {}", arch.describe()));
+                    }
+                    Some(need("BK")?)
+                } else {
+                    None
+                };
+                (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk })
+            }
+            "peak" => {
+                let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;
+                let prec = u32::try_from(prec).map_err(|_| format!("PREC = {prec} is not a LAB_* precision"))?;
+                let optional = |name: &str, default: u32| get(name).map_or(Ok(default), |_| need(name));
+                let params = Params::Peak {
+                    prec,
+                    iters: need("ITERS")?,
+                    chains: need("CHAINS")?,
+                    ops: need("OPS")?,
+                    acc: optional("ACC", 4)?,
+                    task_threads: optional("TASK_THREADS", 32)?,
+                    mma_k: get("MMA_K").map(|_| need("MMA_K")).transpose()?,
+                };
+                (per_sm(true)?, params)
+            }
+            other => {
+                return Err(format!(
                     "family '{other}' has no launch protocol: add one to crates/facts/src/launch.rs and a family to src/measure/families"
-                )),
-            };
+                ))
+            }
+        };
         let dyn_smem_bytes = match get("LAB_DYN_SMEM") {
             None => 0,
             Some(_) => need("LAB_DYN_SMEM")?,

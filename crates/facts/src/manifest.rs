@@ -12,6 +12,10 @@ use crate::launch::Launch;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Manifest {
+    /// Named lists of constraints that several entries share (`constraint_sets = ["warp_tile"]`
+    /// in an entry), so a kernel's assumptions are written once.
+    #[serde(default)]
+    pub constraint_sets: BTreeMap<String, Vec<String>>,
     #[serde(rename = "variant", default)]
     pub variants: Vec<toml::Spanned<Entry>>,
 }
@@ -52,6 +56,9 @@ pub struct Entry {
     /// BLOCK_X/Y/Z; the tuner drops candidates that do not before compiling them.
     #[serde(default)]
     pub constraints: Vec<String>,
+    /// Sets of the manifest's `constraint_sets` this entry keeps too, before its own.
+    #[serde(default)]
+    pub constraint_sets: Vec<String>,
 }
 
 /// A manifest entry after validation.
@@ -136,8 +143,14 @@ pub fn parse(family: &str, text: &str, constant: &dyn Fn(&str) -> Option<i64>) -
                 return Err(format!("{at}: tune.{k} must list positive values"));
             }
         }
+        let mut constraints = Vec::new();
+        for set in &e.constraint_sets {
+            let shared = m.constraint_sets.get(set).ok_or_else(|| format!("{at}: no constraint set '{set}' in the manifest"))?;
+            constraints.extend(shared.iter().cloned());
+        }
+        constraints.extend(e.constraints.iter().cloned());
         let own = Config { block, defines: defines.iter().map(|(k, v)| (k.clone(), *v)).collect() };
-        crate::expr::check_all(&e.constraints, &|n| own.value(n)).map_err(|m| format!("{at}: its own configuration {m}"))?;
+        crate::expr::check_all(&constraints, &|n| own.value(n)).map_err(|m| format!("{at}: its own configuration {m}"))?;
         let launch = Launch::parse(family, &arch, &|n| own.value(n)).map_err(|m| format!("{at}: {m}"))?;
         if let Some((k, _)) = e.multiple_of.iter().find(|(_, v)| **v == 0) {
             return Err(format!("{at}: multiple_of.{k} must be positive"));
@@ -155,7 +168,7 @@ pub fn parse(family: &str, text: &str, constant: &dyn Fn(&str) -> Option<i64>) -
             multiple_of: e.multiple_of,
             launch,
             tune: e.tune,
-            constraints: e.constraints,
+            constraints,
         });
     }
     Ok(out)

@@ -84,9 +84,6 @@ impl Family for L2 {
             Some(_) => Work { flops: 0.0, bytes_read: b * passes(shape.0[0]) as f64, bytes_written: 0.0 },
         }
     }
-    fn peak(&self, dev: &DeviceInfo, _launch: Option<&Launch>) -> Option<f64> {
-        dev.peak_dram_gbs()
-    }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         use rand::SeedableRng;
         let n = (shape.0[0] / 4) as usize;

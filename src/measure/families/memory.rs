@@ -14,7 +14,6 @@ use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_stream_args;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
-use crate::schema::device::DeviceInfo;
 use crate::schema::entry::{Unit, Work};
 
 pub struct Memory;
@@ -64,9 +63,6 @@ impl Family for Memory {
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {
         let b = shape.0[0] as f64;
         Work { flops: 0.0, bytes_read: stream_op(launch).reads() as f64 * b, bytes_written: b }
-    }
-    fn peak(&self, dev: &DeviceInfo, _launch: Option<&Launch>) -> Option<f64> {
-        dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let n = (shape.0[0] / 4) as usize;

@@ -72,8 +72,15 @@ pub trait Family: Sync {
     /// The work of one run of a kernel with `launch` (None: the baseline's).
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work;
     /// The device's ceiling in this family's unit for a kernel with `launch` (None: the
-    /// baseline), from what the device reports or the spec sheet.
-    fn peak(&self, dev: &DeviceInfo, launch: Option<&Launch>) -> Option<f64>;
+    /// baseline): by default what the device reports (DRAM bandwidth, or the fp32 FMA rate);
+    /// families on other units say so (the spec sheet's rate for their precision).
+    fn peak(&self, dev: &DeviceInfo, launch: Option<&Launch>) -> Option<f64> {
+        let _ = launch;
+        match self.info().unit {
+            Unit::Gbs => dev.peak_dram_gbs(),
+            Unit::Tflops => dev.peak_fp32_tflops(),
+        }
+    }
     /// Inputs drawn from `seed`, the reference computed, outputs allocated.
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>>;
 }

@@ -16,7 +16,6 @@ use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_reduce_args;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
-use crate::schema::device::DeviceInfo;
 use crate::schema::entry::{Unit, Work};
 
 pub struct Reduce;
@@ -45,9 +44,6 @@ impl Family for Reduce {
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {
         let b = shape.0[0] as f64;
         Work { flops: b / 4.0, bytes_read: b, bytes_written: if launch.is_none() { b } else { 0.0 } }
-    }
-    fn peak(&self, dev: &DeviceInfo, _launch: Option<&Launch>) -> Option<f64> {
-        dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let n = (shape.0[0] / 4) as usize;

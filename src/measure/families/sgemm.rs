@@ -16,7 +16,6 @@ use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_gemm_f32_args;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
-use crate::schema::device::DeviceInfo;
 use crate::schema::entry::{Unit, Work};
 
 pub struct Sgemm;
@@ -117,9 +116,6 @@ impl Family for Sgemm {
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
         gemm_work(shape, 4.0, 4.0)
-    }
-    fn peak(&self, dev: &DeviceInfo, _launch: Option<&Launch>) -> Option<f64> {
-        dev.peak_fp32_tflops()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let [m, n, k] = [shape.0[0] as usize, shape.0[1] as usize, shape.0[2] as usize];

@@ -14,7 +14,6 @@ use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_transpose_args;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
-use crate::schema::device::DeviceInfo;
 use crate::schema::entry::{Unit, Work};
 
 pub struct Transpose;
@@ -51,9 +50,6 @@ impl Family for Transpose {
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
         let b = 4.0 * (shape.0[0] * shape.0[1]) as f64;
         Work { flops: 0.0, bytes_read: b, bytes_written: b }
-    }
-    fn peak(&self, dev: &DeviceInfo, _launch: Option<&Launch>) -> Option<f64> {
-        dev.peak_dram_gbs()
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);
