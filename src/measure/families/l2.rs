@@ -5,10 +5,9 @@
 //! them: random bits (incompressible) or random floats in [0, 1) (shared exponent bits).
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use rand::{Rng, RngExt};
+use rand::RngExt;
 
 use super::inputs::{memcpy_d2d, poison, random_unit_f32, MEMCPY_D2D};
-use super::shapes::fuzz_dim;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::Result;
 use crate::facts::launch::{Launch, Params};
@@ -71,10 +70,6 @@ impl Family for L2 {
             &[1, 2, 4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 72, 80, 96, 128, 192, 256]
         };
         mib.iter().map(|m| Shape(vec![m * MIB])).collect()
-    }
-    /// Sets of 16-byte words up to 64 MiB.
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
-        Shape(vec![16 * fuzz_dim(rng, 4 << 20)])
     }
     /// The baseline copies the set once (read and written); the kernel reads it `passes` times.
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {

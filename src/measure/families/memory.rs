@@ -2,10 +2,9 @@
 //! Shape: [bytes per array]. Work: the arrays the operation reads, read once, and one written.
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use rand::Rng;
 
 use super::inputs::{memcpy_d2d, poison, random_f32, MEMCPY_D2D};
-use super::shapes::{array_sizes, fuzz_dim};
+use super::shapes::array_sizes;
 use super::{Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params, StreamOp};
@@ -54,10 +53,6 @@ impl Family for Memory {
     }
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
         array_sizes(quick)
-    }
-    /// Up to 64 MiB of floats, any count.
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
-        Shape(vec![4 * fuzz_dim(rng, 16 << 20)])
     }
     /// A baseline (None) is a copy.
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {

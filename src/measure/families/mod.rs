@@ -67,8 +67,10 @@ pub trait Family: Sync {
     fn tune_sizes(&self) -> Vec<Shape> {
         self.default_sizes(true).into_iter().last().into_iter().collect()
     }
-    /// A random shape for `verify --fuzz`, small enough that its reference is quick.
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape;
+    /// A random shape for `verify --fuzz` (`Shapes::fuzz`).
+    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
+        self.info().shapes.fuzz(rng)
+    }
     /// The work of one run of a kernel with `launch` (None: the baseline's).
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work;
     /// The device's ceiling in this family's unit for a kernel with `launch` (None: the

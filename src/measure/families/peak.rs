@@ -8,10 +8,9 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use half::{bf16, f16};
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use super::inputs::poison;
-use super::shapes::fuzz_dim;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params};
@@ -161,10 +160,6 @@ impl Family for Peak {
     /// 2^18 tasks: 2-8 ms a launch on an H200 for every precision.
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
         vec![Shape(vec![if quick { 1 << 15 } else { 1 << 18 }])]
-    }
-    /// From one task to a few waves.
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
-        Shape(vec![fuzz_dim(rng, 1 << 13)])
     }
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {
         let per_task = match launch.map(|l| l.params) {

@@ -4,10 +4,9 @@
 //! (at most n / 32 floats) are not counted.
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use rand::Rng;
 
 use super::inputs::{memcpy_d2d, poison, random_unit_f32, MEMCPY_D2D};
-use super::shapes::{array_sizes, fuzz_dim};
+use super::shapes::array_sizes;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::Result;
 use crate::facts::launch::{Launch, Params};
@@ -35,10 +34,6 @@ impl Family for Reduce {
     }
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
         array_sizes(quick)
-    }
-    /// Up to 64 MiB of floats, any count.
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
-        Shape(vec![4 * fuzz_dim(rng, 16 << 20)])
     }
     /// The baseline copies the array (read and written); a reduction reads it.
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {

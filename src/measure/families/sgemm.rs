@@ -4,10 +4,9 @@
 use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
 use cudarc::cublas::{Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use super::inputs::{poison, random_f32};
-use super::shapes::{fuzz_dim, fuzz_odd};
 use super::{Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::launch::Launch;
@@ -75,17 +74,6 @@ pub fn gemm_suites() -> Vec<Suite> {
     ]
 }
 
-/// A fuzzed GEMM: m, n, k with their edges, n and k mostly odd (the leading dimensions of B
-/// and A), and at most 2^26 multiply-adds so the whole product is the reference.
-pub fn gemm_fuzz(rng: &mut dyn Rng) -> Shape {
-    loop {
-        let (m, n, k) = (fuzz_dim(rng, 1100), fuzz_odd(rng, 1100), fuzz_odd(rng, 1100));
-        if m * n * k <= 1 << 26 {
-            return Shape(vec![m, n, k]);
-        }
-    }
-}
-
 /// 2mnk operations; A and B read once and C written once, at `input` and `output` bytes an element.
 pub fn gemm_work(shape: &Shape, input: f64, output: f64) -> Work {
     let [m, n, k] = [shape.0[0] as f64, shape.0[1] as f64, shape.0[2] as f64];
@@ -110,9 +98,6 @@ impl Family for Sgemm {
     /// The size the SGEMM issue's goal is set at.
     fn tune_sizes(&self) -> Vec<Shape> {
         vec![sq(4096)]
-    }
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
-        gemm_fuzz(rng)
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
         gemm_work(shape, 4.0, 4.0)

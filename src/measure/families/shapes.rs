@@ -87,6 +87,24 @@ impl Shapes {
         }
     }
 
+    /// A random shape for `verify --fuzz`, small enough that its reference is quick: arrays of
+    /// up to 64 MiB, any count of elements; GEMMs with m, n, k from 1 to 1100 (n and k, the rows
+    /// of B and A, mostly odd) and at most 2^26 multiply-adds, so the whole product is the
+    /// reference; matrices up to 4096 x 4096 with rows mostly of odd length; up to 8192 tasks.
+    pub fn fuzz(self, rng: &mut dyn Rng) -> Shape {
+        match self {
+            Shapes::Bytes { elem } => Shape(vec![elem * fuzz_dim(rng, (64 << 20) / elem)]),
+            Shapes::Gemm => loop {
+                let (m, n, k) = (fuzz_dim(rng, 1100), fuzz_odd(rng, 1100), fuzz_odd(rng, 1100));
+                if m * n * k <= 1 << 26 {
+                    return Shape(vec![m, n, k]);
+                }
+            },
+            Shapes::Matrix => Shape(vec![fuzz_dim(rng, 4096), fuzz_odd(rng, 4096)]),
+            Shapes::Count => Shape(vec![fuzz_dim(rng, 1 << 13)]),
+        }
+    }
+
     /// How tables show a shape.
     pub fn label(self, shape: &Shape) -> String {
         match self {
@@ -134,7 +152,7 @@ pub fn array_sizes(quick: bool) -> Vec<Shape> {
 
 /// One dimension for a fuzzed shape, at most `max`: half the time an edge (1, 2, 3, or a tile
 /// size of 8 to 256 and one either side of it), else uniform in 1..=max.
-pub fn fuzz_dim(rng: &mut dyn Rng, max: u64) -> u64 {
+fn fuzz_dim(rng: &mut dyn Rng, max: u64) -> u64 {
     const TILES: [u64; 6] = [8, 16, 32, 64, 128, 256];
     let d = if rng.random_bool(0.5) {
         match rng.random_range(0..4) {
@@ -148,7 +166,7 @@ pub fn fuzz_dim(rng: &mut dyn Rng, max: u64) -> u64 {
 }
 
 /// Odd most of the time: rows whose length is odd are where vector paths break.
-pub fn fuzz_odd(rng: &mut dyn Rng, max: u64) -> u64 {
+fn fuzz_odd(rng: &mut dyn Rng, max: u64) -> u64 {
     let d = fuzz_dim(rng, max);
     if rng.random_bool(0.7) && d % 2 == 0 {
         (d + 1).min(max) | 1

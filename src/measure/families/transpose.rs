@@ -2,10 +2,8 @@
 //! cudaMemcpy of the same bytes. Shape: [rows, cols]. Work: the matrix read once and written once.
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use rand::Rng;
 
 use super::inputs::{memcpy_d2d, poison, random_f32, MEMCPY_D2D};
-use super::shapes::{fuzz_dim, fuzz_odd};
 use super::{Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::Result;
 use crate::facts::launch::Launch;
@@ -42,10 +40,6 @@ impl Family for Transpose {
     /// The full-size square: the vector rung needs sides that are multiples of 4.
     fn tune_sizes(&self) -> Vec<Shape> {
         vec![Shape(vec![16384, 16384])]
-    }
-    /// Up to 4096 x 4096, rows mostly of odd length.
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
-        Shape(vec![fuzz_dim(rng, 4096), fuzz_odd(rng, 4096)])
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
         let b = 4.0 * (shape.0[0] * shape.0[1]) as f64;

@@ -18,10 +18,10 @@ use cudarc::cublas::sys::{
 use cudarc::driver::sys::CUtensorMapDataType;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use half::f16;
-use rand::{Rng, RngExt, SeedableRng};
+use rand::{RngExt, SeedableRng};
 
 use super::inputs::{poison, random_f32};
-use super::sgemm::{gemm_fuzz, gemm_work, reference};
+use super::sgemm::{gemm_work, reference};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::Result;
 use crate::facts::launch::{Launch, Params};
@@ -191,9 +191,6 @@ impl<K: Kind> Family for MmaGemm<K> {
     }
     fn tune_sizes(&self) -> Vec<Shape> {
         vec![Shape(vec![8192, 8192, 8192])]
-    }
-    fn fuzz_shape(&self, rng: &mut dyn Rng) -> Shape {
-        gemm_fuzz(rng)
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
         gemm_work(shape, std::mem::size_of::<K::In>() as f64, std::mem::size_of::<K::Out>() as f64)
