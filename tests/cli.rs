@@ -198,3 +198,22 @@ fn the_sheet_prints_and_rejects_unknown_gpus() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("RTX 4090") && text.contains("660.6") && !text.contains("1321"), "dense rates only: {text}");
 }
+
+/// Each kind of error has its code (the CLI exits with `exit_code`, whatever the command): a
+/// fault of the driver or cuBLAS outside a variant is 4, apart from usage (2) and no GPU (3).
+#[test]
+fn error_kinds_map_to_the_documented_codes() {
+    use cudarc::cublas::result::CublasError;
+    use cudarc::cublas::sys::cublasStatus_t;
+    use cudarc::driver::sys::CUresult;
+    use cudarc::driver::DriverError;
+    use kernel_lab::LabError;
+    assert_eq!(LabError::Driver(DriverError(CUresult::CUDA_ERROR_OUT_OF_MEMORY)).exit_code(), exit::DRIVER);
+    assert_eq!(LabError::Cublas(CublasError(cublasStatus_t::CUBLAS_STATUS_EXECUTION_FAILED)).exit_code(), exit::DRIVER);
+    assert_eq!(LabError::NoGpu("none".into()).exit_code(), exit::NO_GPU);
+    assert_eq!(LabError::Unavailable("no NVRTC".into()).exit_code(), exit::NO_GPU);
+    assert_eq!(LabError::Usage("bad".into()).exit_code(), exit::USAGE);
+    assert_eq!(LabError::Results { path: "x".into(), msg: "bad".into() }.exit_code(), exit::USAGE);
+    let codes = [exit::OK, exit::FAILED, exit::USAGE, exit::NO_GPU, exit::DRIVER];
+    assert_eq!(codes, [0, 1, 2, 3, 4], "the README's table");
+}
