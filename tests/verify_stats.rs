@@ -4,8 +4,9 @@ use approx::assert_relative_eq;
 use kernel_lab::measure::verify::{check, Precision};
 use kernel_lab::schema::stats::{percentile, Summary};
 
-fn pairs(v: &[f64]) -> impl Iterator<Item = (usize, f64)> + Clone + '_ {
-    v.iter().copied().enumerate()
+/// `output` against `want`, element by element.
+fn against(output: &[f32], want: &[f64], p: Precision) -> kernel_lab::measure::verify::Check {
+    check(output, want.len(), &|i| (i, want[i]), p)
 }
 
 #[test]
@@ -18,10 +19,10 @@ fn tolerances_per_precision() {
 #[test]
 fn exact_match_passes_and_any_difference_fails_exact() {
     let want = [1.0, -2.0, 3.5];
-    let c = check(&[1.0, -2.0, 3.5], pairs(&want), Precision::Exact);
+    let c = against(&[1.0, -2.0, 3.5], &want, Precision::Exact);
     assert!(c.passed());
     assert_eq!(c.error, 0.0);
-    let c = check(&[1.0, -2.0, 3.5000002], pairs(&want), Precision::Exact);
+    let c = against(&[1.0, -2.0, 3.5000002], &want, Precision::Exact);
     assert!(!c.passed());
     assert_eq!(c.first_bad.len(), 1);
     assert_eq!(c.first_bad[0].0, 2);
@@ -30,29 +31,29 @@ fn exact_match_passes_and_any_difference_fails_exact() {
 #[test]
 fn error_norm_is_relative() {
     let want = [3.0, 4.0];
-    let c = check(&[3.0, 4.5], pairs(&want), Precision::Fp32);
+    let c = against(&[3.0, 4.5], &want, Precision::Fp32);
     assert_relative_eq!(c.error, 0.5 / 5.0, epsilon = 1e-12);
     assert!(!c.passed());
-    let c = check(&[3.0, 4.0001], pairs(&want), Precision::Fp32);
+    let c = against(&[3.0, 4.0001], &want, Precision::Fp32);
     assert!(c.passed(), "{}", c.describe());
 }
 
 #[test]
 fn nan_fails_even_outside_the_compared_elements() {
     let want = [1.0];
-    let c = check(&[1.0, f32::NAN], pairs(&want), Precision::Fp32);
+    let c = against(&[1.0, f32::NAN], &want, Precision::Fp32);
     assert_eq!(c.error, 0.0);
     assert_eq!(c.nonfinite, 1);
     assert!(!c.passed(), "an unwritten (poisoned) element must fail");
-    let c = check(&[f32::NAN], pairs(&want), Precision::Fp32);
+    let c = against(&[f32::NAN], &want, Precision::Fp32);
     assert!(!c.passed() && c.error.is_nan());
-    let c = check(&[f32::INFINITY], pairs(&want), Precision::Fp32);
+    let c = against(&[f32::INFINITY], &want, Precision::Fp32);
     assert!(!c.passed());
 }
 
 #[test]
 fn zero_reference_with_wrong_output_fails() {
-    let c = check(&[1e-3], pairs(&[0.0]), Precision::Fp32);
+    let c = against(&[1e-3], &[0.0], Precision::Fp32);
     assert!(!c.passed() && c.error.is_infinite());
 }
 
@@ -90,4 +91,21 @@ fn sample_counts_follow_the_policy() {
     assert_eq!(p.samples_for(p.budget_s * 1e3 / 2.0), p.min_samples, "never under the minimum...");
     assert_eq!(p.samples_for(p.cap_s * 1e3 / 8.0), 8, "...unless that would pass the cap");
     assert_eq!(p.samples_for(60_000.0), FLOOR_SAMPLES, "and never under the floor");
+}
+
+#[test]
+fn a_large_check_on_many_threads_finds_the_same_first_bad_elements() {
+    let n = 5 << 20;
+    let want: Vec<f64> = (0..n).map(|i| (i % 97) as f64 - 48.0).collect();
+    let mut out: Vec<f32> = want.iter().map(|&w| w as f32).collect();
+    for i in [3 << 20, 1 << 20, (4 << 20) + 7] {
+        out[i] += 1000.0;
+    }
+    let c = against(&out, &want, Precision::Fp32);
+    assert!(!c.passed());
+    let bad: Vec<usize> = c.first_bad.iter().map(|b| b.0).collect();
+    assert_eq!(bad, [1 << 20, 3 << 20, (4 << 20) + 7], "in index order across the threads' chunks");
+    out[1 << 20] = f32::NAN;
+    let c = against(&out, &want, Precision::Fp32);
+    assert_eq!((c.nonfinite, c.first_bad[0].0), (1, 1 << 20), "NaN first, then the rest");
 }

@@ -113,7 +113,7 @@ impl Case for StreamCase {
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
         let out = gpu.stream.clone_dtoh(&self.a_dev)?;
         let o = self.op;
-        let want = self.b.iter().zip(&self.c).enumerate().map(move |(i, (&b, &c))| (i, op(o, b, c) as f64));
-        Ok(verify::check(&out, want, precision))
+        let (b, c) = (&self.b, &self.c);
+        Ok(verify::check(&out, b.len(), &|i| (i, op(o, b[i], c[i]) as f64), precision))
     }
 }

@@ -238,7 +238,7 @@ impl Case for PeakCase {
         let start: f64 = l.inputs.starts.iter().sum();
         let n = l.inputs.starts.len() as f64;
         let (tasks, step) = (self.tasks, l.inputs.step);
-        let want = (0..l.threads as usize).map(move |i| (i, start + n * step * tasks_of(i as u64 / group, units, tasks) as f64));
-        Ok(verify::check(&out[..l.threads as usize], want, precision))
+        let want = |i: usize| (i, start + n * step * tasks_of(i as u64 / group, units, tasks) as f64);
+        Ok(verify::check(&out[..l.threads as usize], l.threads as usize, &want, precision))
     }
 }
