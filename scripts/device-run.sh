@@ -3,6 +3,8 @@
 # (`cargo make device-bundle`). Each argument is one step:
 #   test-gpu [filter]   the GPU tests (the two-GPU ones where two GPUs are seen)
 #   sass [filter]       the architectures and Tensor Core instructions of the bundled fatbins (cuobjdump)
+#   gate                `bench --quick` into a scratch folder, then `compare` with the committed runs
+#                       of this GPU model: fails on an entry slower beyond the threshold
 #   sanitize            compute-sanitizer memcheck and racecheck over every variant at a small odd
 #                       shape per family (in one process, as the sanitizer needs), on GPU
 #                       $SANITIZE_GPU (default 0)
@@ -51,6 +53,10 @@ for step in "$@"; do
         done' "$(echo ${step#sass})")
         ;;
     sanitize) cmd=(bash -c "$(declare -f sanitize); sanitize") ;;
+    gate)
+        cmd=(bash -c 'd=$(mktemp -d); dist/kernel-lab bench --quick --results-dir "$d" > "$d.log" 2>&1 || { tail -n 20 "$d.log"; exit 1; }
+            tail -n 3 "$d.log"; m=$(ls "$d"); dist/kernel-lab compare "results/$m" "$d/$m"')
+        ;;
     nvrtc\ *) read -ra words <<<"${step#nvrtc }" && cmd=(dist/nvrtc/kernel-lab "${words[@]}") ;;
     *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;
     esac

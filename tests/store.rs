@@ -75,6 +75,9 @@ fn entry(variant: &str, rate: f64, nan: bool) -> Entry {
         telemetry: None,
         remeasured: false,
         compiled_here: None,
+        timing: None,
+        paired: None,
+        wall: None,
     }
 }
 

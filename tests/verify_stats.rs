@@ -83,14 +83,33 @@ fn summary_rejects_empty_and_non_finite() {
 }
 
 #[test]
-fn sample_counts_follow_the_policy() {
+fn sampling_stops_at_the_interval_or_the_caps() {
     use kernel_lab::schema::run::{Policy, FLOOR_SAMPLES};
     let p = Policy::full();
-    assert_eq!(p.samples_for(0.001), p.max_samples, "fast kernels: as many as allowed");
-    assert_eq!(p.samples_for(p.budget_s * 1e3 / 50.0), 50, "budget / launch time");
-    assert_eq!(p.samples_for(p.budget_s * 1e3 / 2.0), p.min_samples, "never under the minimum...");
-    assert_eq!(p.samples_for(p.cap_s * 1e3 / 8.0), 8, "...unless that would pass the cap");
-    assert_eq!(p.samples_for(60_000.0), FLOOR_SAMPLES, "and never under the floor");
+    assert!(!p.enough(p.min_samples - 1, 0.1, 0.0), "never under the minimum while time is left");
+    assert!(p.enough(p.min_samples, 0.1, p.target), "the interval is narrow enough");
+    assert!(!p.enough(p.min_samples, 0.1, 2.0 * p.target), "not yet");
+    assert!(p.enough(p.max_samples, 0.1, 1.0), "the most samples");
+    assert!(p.enough(FLOOR_SAMPLES, p.cap_s, 1.0), "the time cap, once the floor is reached");
+    assert!(!p.enough(FLOOR_SAMPLES - 1, 60.0, 0.0), "never under the floor");
+}
+
+#[test]
+fn the_median_interval_covers_the_median_and_narrows_with_samples() {
+    use kernel_lab::schema::stats::{median_interval, Interval};
+    let wide: Vec<f64> = (0..10).map(|i| 1.0 + 0.01 * i as f64).collect();
+    let narrow: Vec<f64> = (0..200).map(|i| 1.0 + 0.01 * (i % 10) as f64).collect();
+    let (m, lo, hi) = median_interval(&wide).unwrap();
+    assert!(lo <= m && m <= hi && lo > 1.0 - 1e-12 && hi < 1.1, "{lo} {m} {hi}");
+    let w = Interval::of_median(&wide).unwrap().half_width();
+    let n = Interval::of_median(&narrow).unwrap().half_width();
+    assert!(n <= w, "more samples, no wider: {n} vs {w}");
+    assert!(median_interval(&[]).is_none() && median_interval(&[1.0, f64::NAN]).is_none());
+    // A long right tail (a few slow samples) leaves the median's interval alone.
+    let mut tail = vec![1.0; 40];
+    tail.extend([5.0, 9.0, 20.0]);
+    let (m, lo, hi) = median_interval(&tail).unwrap();
+    assert_eq!((m, lo, hi), (1.0, 1.0, 1.0));
 }
 
 #[test]

@@ -134,6 +134,9 @@ fn entry(e: V1Entry) -> Entry {
         telemetry: e.telemetry,
         remeasured: e.remeasured,
         compiled_here: e.compiled_here,
+        timing: None,
+        paired: None,
+        wall: None,
     }
 }
 

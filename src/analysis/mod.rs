@@ -1,5 +1,7 @@
-//! Analysis and output: results on disk (`store`, `migrate`), the roofline, and reports.
+//! Analysis and output: results on disk (`store`, `migrate`), comparisons of runs, the roofline,
+//! and reports.
 
+pub mod compare;
 pub mod migrate;
 pub mod report;
 pub mod roofline;

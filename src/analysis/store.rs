@@ -157,6 +157,9 @@ pub enum Group {
 #[derive(Debug, Clone)]
 pub struct View {
     pub label: String,
+    /// The results folder the runs are in (the one above their model's folder): runs of one model
+    /// in another results folder (another build, an experiment kept apart) make a view of their own.
+    pub source: PathBuf,
     /// The device as its newest run described it.
     pub device: DeviceInfo,
     /// The runs, oldest first.
@@ -168,25 +171,33 @@ pub struct View {
     pub notes: Vec<String>,
 }
 
-fn group_key(d: &DeviceInfo, by: Group) -> String {
-    match by {
+/// The results folder of a run: above its model's folder (a schema-1 file is its own folder).
+fn source(run: &Run) -> PathBuf {
+    let up = if run.path.extension().is_some_and(|x| x == "jsonl") { 2 } else { 1 };
+    run.path.ancestors().nth(up).map(Path::to_path_buf).unwrap_or_default()
+}
+
+fn group_key(run: &Run, by: Group) -> (PathBuf, String) {
+    let d = &run.header.device;
+    let key = match by {
         Group::Model => d.slug(),
         Group::Card => d.uuid.clone().unwrap_or_else(|| format!("{}-{}", d.host.as_deref().unwrap_or("?"), d.ordinal)),
-    }
+    };
+    (source(run), key)
 }
 
 /// The views of `runs`, grouped `by` model or card, in the order their groups first appear.
 pub fn views(runs: &[Run], by: Group) -> Vec<View> {
-    let mut keys: Vec<String> = Vec::new();
+    let mut keys: Vec<(PathBuf, String)> = Vec::new();
     for r in runs {
-        let k = group_key(&r.header.device, by);
+        let k = group_key(r, by);
         if !keys.contains(&k) {
             keys.push(k);
         }
     }
     keys.iter()
         .map(|k| {
-            let mut mine: Vec<&Run> = runs.iter().filter(|r| group_key(&r.header.device, by) == *k).collect();
+            let mut mine: Vec<&Run> = runs.iter().filter(|r| group_key(r, by) == *k).collect();
             mine.sort_by(|a, b| a.header.run.date.cmp(&b.header.run.date));
             view(&mine, by)
         })
@@ -203,6 +214,7 @@ fn view(runs: &[&Run], by: Group) -> View {
     };
     let mut v = View {
         label,
+        source: source(newest),
         device: d.clone(),
         runs: Vec::new(),
         entries: Vec::new(),

@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use super::child::{Child, Line, Next};
 use super::families::{self, Shape};
 use super::plan::{hang_limit, spec_of, Job};
-use super::runner::{blank_entry, run_job, Event};
+use super::runner::{blank_entry, run_job, Event, Phases};
 use crate::error::{exit, LabError, Result};
 use crate::gpu::device::Gpu;
 use crate::schema::device::DeviceInfo;
@@ -88,14 +88,21 @@ impl Isolation<'_> {
     }
 
     /// Runs every job in workers; `sink` gets each entry (measured, or failed for a worker that
-    /// died or hung) in order, `log` each line the workers write to stderr.
-    pub fn run(&self, jobs: &[Job], sink: &mut dyn FnMut(Entry) -> Result<()>, log: &mut dyn FnMut(&str)) -> Result<()> {
+    /// died or hung) in order, `log` each line the workers write to stderr, `phases` the time.
+    pub fn run(
+        &self,
+        jobs: &[Job],
+        sink: &mut dyn FnMut(Entry) -> Result<()>,
+        log: &mut dyn FnMut(&str),
+        phases: &mut Phases,
+    ) -> Result<()> {
         for job in jobs {
             let mut from = (0usize, 0usize);
             while from.0 < job.steps.len() {
                 let input = serde_json::to_string(&WorkerInput { job: job.clone(), from }).map_err(|e| LabError::Usage(e.to_string()))?;
                 let mut cmd = Command::new(self.exe);
                 cmd.args(["worker", "--gpu", &self.gpu.to_string()]);
+                phases.spawned();
                 let mut child = Child::spawn(cmd, &input)
                     .map_err(|e| LabError::Unavailable(format!("cannot start a worker ({}): {e}", self.exe.display())))?;
                 let (mut at, mut deadline, mut events) = (At::Between, Instant::now() + PREPARE_LIMIT, 0usize);
@@ -108,6 +115,10 @@ impl Isolation<'_> {
                                 continue;
                             };
                             events += 1;
+                            if events == 1 {
+                                phases.started();
+                            }
+                            phases.on(&ev);
                             match ev {
                                 Event::Preparing { step } => {
                                     (at, deadline) = (At::Preparing(step), Instant::now() + PREPARE_LIMIT);

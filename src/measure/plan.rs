@@ -11,7 +11,7 @@ use crate::error::{LabError, Result};
 use crate::facts::manifest::Config;
 use crate::gpu::availability;
 use crate::gpu::registry::{self, VariantSpec};
-use crate::schema::run::Policy;
+use crate::schema::run::{Policy, Regime};
 use crate::schema::tuning::TuneRecord;
 
 /// What to run.
@@ -29,15 +29,15 @@ pub struct Options {
     /// Stored tuning results for this device: each variant with one is also run in its tuned
     /// configuration, compiled with NVRTC, while the record's hash still matches.
     pub tuned: Vec<TuneRecord>,
+    pub regime: Regime,
+    /// The interval to stop sampling at, a share of the estimate (else the policy's own).
+    pub target: Option<f64>,
 }
 
 impl Options {
     pub fn policy(&self) -> Policy {
-        if self.quick {
-            Policy::quick()
-        } else {
-            Policy::full()
-        }
+        let p = if self.quick { Policy::quick() } else { Policy::full() };
+        Policy { regime: self.regime, target: self.target.unwrap_or(p.target), ..p }
     }
 }
 

@@ -11,7 +11,7 @@ use cudarc::cublas::sys::cublasStatus_t;
 use super::families::{self, can_run, Case, Family, Shape};
 use super::plan::{config_of, launch_of, spec_of, Job, Options, Plan, Subject};
 use super::telemetry::Sampler;
-use super::timing::Timer;
+use super::timing::{Samples, Timer};
 use crate::error::{LabError, Result};
 use crate::gpu::availability::VENDOR_DECLINED;
 use crate::gpu::device::{Gpu, Kernel};
@@ -19,10 +19,9 @@ use crate::gpu::jit;
 use crate::gpu::registry::VariantSpec;
 use crate::schema::check::Check;
 use crate::schema::device::DeviceInfo;
-use crate::schema::entry::{Entry, Kind, Status};
+use crate::schema::entry::{Entry, Kind, Paired, Status, Timing, Wall};
 use crate::schema::run::Policy;
-use crate::schema::stats::Summary;
-use crate::schema::telemetry::Telemetry;
+use crate::schema::stats::{Interval, Summary};
 
 /// What a run reports as it goes.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
@@ -43,7 +42,8 @@ pub enum Event {
     },
 }
 
-/// Each variant's ratio to the baseline of the same family and shape, as entries arrive.
+/// Each entry's ratio to the baseline of the same family and shape, as entries arrive: the
+/// paired ratio where the entry has one, else its rate over the baseline's.
 #[derive(Default)]
 pub struct Ratios(HashMap<(String, Vec<u64>), f64>);
 
@@ -53,7 +53,10 @@ impl Ratios {
         if let (true, Some(r)) = (e.is_baseline(), e.rate) {
             self.0.insert(key.clone(), r);
         }
-        e.vs_baseline = e.rate.zip(self.0.get(&key).copied()).map(|(r, b)| r / b);
+        e.vs_baseline = match &e.paired {
+            Some(p) => Some(p.ratio.value),
+            None => e.rate.zip(self.0.get(&key).copied()).map(|(r, b)| r / b),
+        };
     }
 }
 
@@ -93,6 +96,9 @@ pub fn blank_entry(fam: &dyn Family, subject: &Subject, shape: &Shape, seed: u64
         telemetry: None,
         remeasured: false,
         compiled_here: None,
+        timing: None,
+        paired: None,
+        wall: None,
     })
 }
 
@@ -110,9 +116,16 @@ pub fn run_job(gpu: &mut Gpu, job: &Job, from: (usize, usize), sink: &mut dyn Fn
         eprintln!("{} {}: seed {:#018x}", fam.info().name, fam.info().shapes.label(&shape), step.seed);
         sink(Event::Preparing { step: si })?;
         let mut case = fam.prepare(gpu, &shape, step.seed)?;
+        // Variants are timed in pairs with the baseline where it verified at this shape; a
+        // worker that takes the step up after its baseline checks it again, quietly.
+        let mut pair_with_baseline = first > 0 && step.subjects[0] == Subject::Baseline && baseline_verifies(gpu, fam, case.as_mut())?;
         for (ji, subject) in step.subjects.iter().enumerate().skip(first) {
             sink(Event::Start { step: si, subject: ji })?;
-            let (entry, fault) = measure(gpu, fam, case.as_mut(), subject, &shape, step.seed, timer.as_mut(), &job.policy)?;
+            let pair = pair_with_baseline && *subject != Subject::Baseline;
+            let (entry, fault) = measure(gpu, fam, case.as_mut(), subject, &shape, step.seed, timer.as_mut(), &job.policy, pair)?;
+            if *subject == Subject::Baseline {
+                pair_with_baseline = entry.status == Status::Ok;
+            }
             sink(Event::Entry { step: si, subject: ji, entry: Box::new(entry) })?;
             if fault {
                 // A sticky error (an illegal address) poisons the context: nothing after it runs.
@@ -150,6 +163,14 @@ pub fn notes(plans: &[Plan], entries: &[Entry], dev: &DeviceInfo) -> Vec<String>
             p.family.notes(&mine, dev).into_iter().map(move |n| format!("{name}: {n}"))
         })
         .collect()
+}
+
+/// Whether the baseline computes this case right (poison, one launch, the check).
+fn baseline_verifies(gpu: &Gpu, fam: &dyn Family, case: &mut dyn Case) -> Result<bool> {
+    case.poison(gpu)?;
+    case.launch_baseline(gpu)?;
+    gpu.sync()?;
+    Ok(case.check(gpu, fam.info().precision)?.passed())
 }
 
 fn failed(mut e: Entry, reason: String) -> Entry {
@@ -190,7 +211,8 @@ fn kernel_for(
 }
 
 /// Verifies, times and verifies again one subject on a prepared case; `true` beside the entry
-/// when it failed with a driver error (which may have cost the context).
+/// when it failed with a driver error (which may have cost the context). With `pair`, the
+/// subject is timed in pairs with the family's baseline (which verified at this shape).
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     gpu: &mut Gpu,
@@ -201,6 +223,7 @@ pub fn measure(
     seed: u64,
     timer: Option<&mut Timer>,
     policy: &Policy,
+    pair: bool,
 ) -> Result<(Entry, bool)> {
     let mut e = blank_entry(fam, subject, shape, seed, &gpu.info)?;
     let kernel = match spec_of(subject)? {
@@ -218,6 +241,8 @@ pub fn measure(
     let k = kernel.as_deref();
     let precision = fam.info().precision;
     let is_fault = |err: &LabError| matches!(err, LabError::Driver(_));
+    let mut wall = Wall::default();
+    let clock = std::time::Instant::now();
 
     // Correct first: poisoned output, one launch, the check.
     let first = (|| -> Result<Check> {
@@ -226,6 +251,7 @@ pub fn measure(
         gpu.sync()?;
         case.check(gpu, precision)
     })();
+    wall.verify_s = clock.elapsed().as_secs_f64();
     let first = match first {
         Ok(c) => c,
         // The vendor library declining a shape is its declared limit, not a failure.
@@ -243,35 +269,47 @@ pub fn measure(
     e.status = Status::Ok;
     let Some(timer) = timer else { return Ok((e, false)) };
 
-    // Timed with NVML watching; a run that throttled is timed once more, and flagged if it
-    // throttles again.
-    let mut timed = |timer: &mut Timer| -> Result<(Vec<f64>, Option<Telemetry>)> {
-        let sampler = Sampler::start(gpu.info.ordinal as u32);
-        let samples = timer.samples(gpu, policy, &mut || launch(case, gpu, k))?;
-        Ok((samples, sampler.and_then(Sampler::finish)))
+    // Timed with NVML watching: alone, or in pairs with the baseline.
+    let clock = std::time::Instant::now();
+    let sampler = Sampler::start(gpu.info.ordinal as u32);
+    let timed = if pair {
+        // Rates at any one time are in proportion to the declared work in the family's unit.
+        let work_ratio = e.work.rate(e.unit, 1.0) / fam.work(shape, None).rate(e.unit, 1.0);
+        timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, k) } else { case.launch_baseline(gpu) }, work_ratio).map(
+            |p| {
+                let paired = Interval::of_median(&p.ratios).map(|ratio| Paired {
+                    ratio,
+                    pairs: p.ratios.len(),
+                    baseline_ms: Summary::of(&p.baseline_ms).map_or(f64::NAN, |s| s.median_ms),
+                });
+                (Samples { ms: p.subject_ms, dropped: p.dropped }, paired)
+            },
+        )
+    } else {
+        timer.samples(gpu, policy, &mut || launch(case, gpu, k)).map(|s| (s, None))
     };
-    let (mut samples, mut telemetry) = match timed(timer) {
-        Ok(s) => s,
+    let telemetry = sampler.and_then(Sampler::finish);
+    let (samples, paired) = match timed {
+        Ok(t) => t,
         Err(err) => return Ok((failed(e, format!("timed launches failed: {err}")), is_fault(&err))),
     };
-    if telemetry.as_ref().is_some_and(Telemetry::throttled) {
-        (samples, telemetry) = match timed(timer) {
-            Ok(s) => s,
-            Err(err) => return Ok((failed(e, format!("timed launches failed: {err}")), is_fault(&err))),
-        };
-        e.remeasured = true;
-    }
+    wall.timing_s = clock.elapsed().as_secs_f64();
     e.telemetry = telemetry;
+    let clock = std::time::Instant::now();
     let after = case.check(gpu, precision)?;
+    wall.recheck_s = clock.elapsed().as_secs_f64();
+    e.wall = Some(wall);
     let (passed, detail) = (after.passed(), after.describe());
     e.verify_after = Some(after);
     if !passed {
         return Ok((failed(e, format!("output of the timed launches failed verification: {detail}")), false));
     }
-    let summary = Summary::of(&samples);
+    let summary = Summary::of(&samples.ms);
     e.rate = summary.map(|s| e.work.rate(e.unit, s.median_ms));
     e.vs_peak = e.rate.zip(e.peak).map(|(r, p)| r / p);
     e.time = summary;
+    e.timing = Interval::of_median(&samples.ms).map(|median| Timing { regime: policy.regime, dropped: samples.dropped, median });
+    e.paired = paired;
     Ok((e, false))
 }
 
@@ -279,5 +317,77 @@ fn launch(case: &mut dyn Case, gpu: &Gpu, kernel: Option<&Kernel>) -> Result<()>
     match kernel {
         Some(k) => case.launch(gpu, k),
         None => case.launch_baseline(gpu),
+    }
+}
+
+/// Where a run's wall time goes, from its events as they arrive: starting workers, preparing
+/// inputs and references, and per subject its check, its timing and its re-check (from the
+/// entry's own clock), and what is left over (loading kernels, writing results, the progress bar).
+#[derive(Debug, Default)]
+pub struct Phases {
+    mark: Option<std::time::Instant>,
+    preparing: bool,
+    pub worker_start_s: f64,
+    pub prepare_s: f64,
+    pub verify_s: f64,
+    pub timing_s: f64,
+    pub recheck_s: f64,
+    pub other_s: f64,
+}
+
+impl Phases {
+    fn lap(&mut self) -> f64 {
+        let now = std::time::Instant::now();
+        let s = self.mark.map_or(0.0, |m| now.duration_since(m).as_secs_f64());
+        self.mark = Some(now);
+        s
+    }
+
+    /// A worker was started.
+    pub fn spawned(&mut self) {
+        self.mark = Some(std::time::Instant::now());
+        self.preparing = false;
+    }
+
+    /// The first event of a worker ends its start.
+    pub fn started(&mut self) {
+        self.worker_start_s += self.lap();
+    }
+
+    pub fn on(&mut self, event: &Event) {
+        let s = self.lap();
+        match event {
+            Event::Preparing { .. } => {
+                self.other_s += s;
+                self.preparing = true;
+            }
+            Event::Start { .. } if self.preparing => {
+                self.prepare_s += s;
+                self.preparing = false;
+            }
+            Event::Start { .. } => self.other_s += s,
+            Event::Entry { entry, .. } => {
+                let w = entry.wall.unwrap_or_default();
+                self.verify_s += w.verify_s;
+                self.timing_s += w.timing_s;
+                self.recheck_s += w.recheck_s;
+                self.other_s += (s - w.verify_s - w.timing_s - w.recheck_s).max(0.0);
+            }
+        }
+    }
+
+    /// The phases as (name, seconds), for the run's end record and the bench's last lines.
+    pub fn list(&self) -> Vec<(String, f64)> {
+        [
+            ("worker start", self.worker_start_s),
+            ("inputs and references", self.prepare_s),
+            ("verification", self.verify_s),
+            ("timing", self.timing_s),
+            ("re-check", self.recheck_s),
+            ("other", self.other_s),
+        ]
+        .into_iter()
+        .map(|(n, s)| (n.to_string(), s))
+        .collect()
     }
 }

@@ -54,6 +54,13 @@ fn energy_mj(index: u32) -> Option<u64> {
     nvml()?.device_by_index(index).ok()?.total_energy_consumption().ok()
 }
 
+/// The SM clock now, MHz, and whether the board is held down by its power cap or heat; None
+/// without NVML. What the burst regime checks after each sample.
+pub fn clock_now(index: u32) -> Option<(u32, bool)> {
+    let r = read(index)?;
+    Some((r.sm_mhz, THROTTLING.iter().any(|(flag, _)| r.reasons & flag.bits() != 0)))
+}
+
 /// Reads NVML in the background from `start` until `finish`.
 pub struct Sampler {
     index: u32,

@@ -1,25 +1,69 @@
-//! GPU time from CUDA events: warm-up, then many samples, each after an L2 flush, so every
-//! sample reads its inputs from DRAM as a cold call would.
+//! GPU time from CUDA events: warm-up, then samples in rounds, each after an L2 flush (so every
+//! sample reads its inputs from DRAM as a cold call would), until the median's 95% interval is
+//! as narrow as the policy asks or its caps are reached. A subject with a baseline is timed in
+//! pairs with it, in alternating order, so both see the same thermal and power state and the
+//! ratio comes from the pairs. In the burst regime each sample follows a rest and a warm-up
+//! launch, and samples that did not run at full clock are dropped and counted.
+
+use std::time::Duration;
 
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr};
 
+use super::telemetry;
 use crate::error::Result;
 use crate::gpu::device::Gpu;
 use crate::gpu::driver;
-use crate::schema::run::Policy;
+use crate::schema::run::{Policy, Regime};
+use crate::schema::stats::Interval;
+
+/// Samples queued before their events are read, in the sustained regime.
+const ROUND: usize = 8;
+/// The burst regime's rest before each sample: long enough for the board's power budget to
+/// recover after a sample at the cap.
+const REST: Duration = Duration::from_millis(50);
+/// The burst regime keeps samples at or above this share of the maximum SM clock.
+const CLOCK_FLOOR: f64 = 0.9;
+
+/// What sampling one subject gave.
+#[derive(Debug, Clone)]
+pub struct Samples {
+    pub ms: Vec<f64>,
+    pub dropped: usize,
+}
+
+/// What sampling a subject against its baseline gave: the pairs' times, each pair's ratio of
+/// the subject's rate to the baseline's, and the pairs dropped.
+#[derive(Debug, Clone)]
+pub struct Pairs {
+    pub subject_ms: Vec<f64>,
+    pub baseline_ms: Vec<f64>,
+    pub ratios: Vec<f64>,
+    pub dropped: usize,
+}
+
+/// A launch to time.
+pub type Launch<'a> = dyn FnMut() -> Result<()> + 'a;
 
 /// Times launches on a GPU. Owns the buffer used to flush L2 between samples.
 pub struct Timer {
     flush: CudaSlice<u8>,
     value: u8,
+    /// NVML's index of the GPU and its maximum SM clock, MHz, for the burst regime's check.
+    nvml_index: u32,
+    max_mhz: f64,
 }
 
 impl Timer {
     /// The flush buffer is twice the L2 size: writing it evicts whatever the last launch left.
     pub fn new(gpu: &Gpu) -> Result<Timer> {
         let bytes = (2 * gpu.info.l2_bytes as usize).max(8 << 20);
-        Ok(Timer { flush: gpu.stream.alloc_zeros::<u8>(bytes)?, value: 0 })
+        Ok(Timer {
+            flush: gpu.stream.alloc_zeros::<u8>(bytes)?,
+            value: 0,
+            nvml_index: gpu.info.ordinal as u32,
+            max_mhz: gpu.info.sm_clock_khz as f64 / 1e3,
+        })
     }
 
     fn flush(&mut self, gpu: &Gpu) -> Result<()> {
@@ -33,8 +77,8 @@ impl Timer {
         Ok(gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?)
     }
 
-    /// One flushed launch between two recorded events.
-    fn sample(&mut self, gpu: &Gpu, launch: &mut dyn FnMut() -> Result<()>) -> Result<(CudaEvent, CudaEvent)> {
+    /// One flushed launch between two recorded events (read later).
+    fn queue(&mut self, gpu: &Gpu, launch: &mut Launch) -> Result<(CudaEvent, CudaEvent)> {
         let (start, end) = (Self::event(gpu)?, Self::event(gpu)?);
         self.flush(gpu)?;
         start.record(&gpu.stream)?;
@@ -43,28 +87,120 @@ impl Timer {
         Ok((start, end))
     }
 
-    /// Warms up, then returns one time per sample, in milliseconds.
-    pub fn samples(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut dyn FnMut() -> Result<()>) -> Result<Vec<f64>> {
-        let (mut warm_ms, mut est, mut count) = (0.0, 0.0, 0);
-        while count < 2 || (warm_ms < policy.warmup_s * 1e3 && count < 1000) {
-            let (start, end) = self.sample(gpu, launch)?;
-            est = start.elapsed_ms(&end)? as f64;
-            warm_ms += est;
+    fn read(events: &(CudaEvent, CudaEvent)) -> Result<f64> {
+        Ok(events.0.elapsed_ms(&events.1)? as f64)
+    }
+
+    /// Warm-up: at least two launches and `warmup_s` of GPU time; one launch's time, ms.
+    fn warm(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut Launch) -> Result<f64> {
+        let (mut spent, mut last, mut count) = (0.0, 0.0, 0);
+        while count < 2 || (spent < policy.warmup_s * 1e3 && count < 1000) {
+            last = Self::read(&self.queue(gpu, launch)?)?;
+            spent += last;
             count += 1;
         }
-        let n = policy.samples_for(est);
-        const BATCH: usize = 32;
-        let mut out = Vec::with_capacity(n);
-        while out.len() < n {
-            let batch = BATCH.min(n - out.len());
-            let mut pairs = Vec::with_capacity(batch);
-            for _ in 0..batch {
-                pairs.push(self.sample(gpu, launch)?);
-            }
-            for (start, end) in pairs {
-                out.push(start.elapsed_ms(&end)? as f64);
+        Ok(last)
+    }
+
+    /// The burst regime's lead-in to a sample: the rest, then one untimed launch to bring the
+    /// clocks back up (an idle GPU drops them).
+    fn settle(&mut self, gpu: &Gpu, launch: &mut Launch) -> Result<()> {
+        gpu.sync()?;
+        std::thread::sleep(REST);
+        launch()?;
+        Ok(())
+    }
+
+    /// Whether the sample just read ran at full clock, unthrottled: always in the sustained
+    /// regime; in the burst regime by NVML right after it (without NVML, kept).
+    fn full_clock(&self, policy: &Policy) -> bool {
+        policy.regime == Regime::Sustained
+            || telemetry::clock_now(self.nvml_index)
+                .is_none_or(|(mhz, capped)| !capped && (self.max_mhz <= 0.0 || mhz as f64 >= CLOCK_FLOOR * self.max_mhz))
+    }
+
+    /// Samples of one subject until its median's interval is within the policy's target (or the
+    /// policy's caps), in the policy's regime.
+    pub fn samples(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut Launch) -> Result<Samples> {
+        self.warm(gpu, policy, launch)?;
+        let mut out = Samples { ms: Vec::new(), dropped: 0 };
+        let mut spent = 0.0;
+        loop {
+            let round: Vec<f64> = match policy.regime {
+                Regime::Sustained => {
+                    let queued = (0..ROUND).map(|_| self.queue(gpu, launch)).collect::<Result<Vec<_>>>()?;
+                    queued.iter().map(Self::read).collect::<Result<_>>()?
+                }
+                Regime::Burst => {
+                    self.settle(gpu, launch)?;
+                    let t = Self::read(&self.queue(gpu, launch)?)?;
+                    if !self.full_clock(policy) {
+                        out.dropped += 1;
+                        spent += t / 1e3;
+                        if out.dropped > 10 * policy.max_samples {
+                            return Ok(out);
+                        }
+                        continue;
+                    }
+                    vec![t]
+                }
+            };
+            spent += round.iter().sum::<f64>() / 1e3;
+            out.ms.extend(round);
+            let half = Interval::of_median(&out.ms).map_or(f64::INFINITY, |i| i.half_width());
+            if policy.enough(out.ms.len(), spent, half) {
+                return Ok(out);
             }
         }
+    }
+
+    /// A subject timed in pairs with its baseline (`launch(false)` launches the baseline,
+    /// `launch(true)` the subject), the order alternating (AB, BA, ...), each launch after a flush
+    /// (in the burst regime after a rest and a warm-up launch of its own), until the median of
+    /// the pairs' ratios is within the policy's target. `work_ratio` is the subject's declared
+    /// work over the baseline's, so each ratio is one of rates. The subject runs last, so its
+    /// output is what the timed launches left.
+    pub fn pairs(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut dyn FnMut(bool) -> Result<()>, work_ratio: f64) -> Result<Pairs> {
+        self.warm(gpu, policy, &mut || launch(false))?;
+        self.warm(gpu, policy, &mut || launch(true))?;
+        let mut out = Pairs { subject_ms: Vec::new(), baseline_ms: Vec::new(), ratios: Vec::new(), dropped: 0 };
+        let mut spent = 0.0;
+        let mut one = |timer: &mut Timer, subject: bool| -> Result<Option<f64>> {
+            let mut go = || launch(subject);
+            if policy.regime == Regime::Burst {
+                timer.settle(gpu, &mut go)?;
+            }
+            let t = Self::read(&timer.queue(gpu, &mut go)?)?;
+            Ok(timer.full_clock(policy).then_some(t))
+        };
+        loop {
+            let flip = (out.ratios.len() + out.dropped) % 2 == 1;
+            let first = one(self, flip)?;
+            let second = one(self, !flip)?;
+            let (b, s) = if flip { (second, first) } else { (first, second) };
+            match (b, s) {
+                (Some(b), Some(s)) => {
+                    spent += (b + s) / 1e3;
+                    out.baseline_ms.push(b);
+                    out.subject_ms.push(s);
+                    out.ratios.push(work_ratio * b / s);
+                }
+                _ => {
+                    out.dropped += 1;
+                    if out.dropped > 10 * policy.max_samples {
+                        break;
+                    }
+                    continue;
+                }
+            }
+            let half = Interval::of_median(&out.ratios).map_or(f64::INFINITY, |i| i.half_width());
+            if policy.enough(out.ratios.len(), spent, half) {
+                break;
+            }
+        }
+        // Pairs alternate their order: the subject launches once more, so the output the re-check
+        // reads is its own.
+        launch(true)?;
         Ok(out)
     }
 }

@@ -3,11 +3,11 @@
 //! while the SMs do). The seed articles' `pin_memory=True` advice, measured.
 
 use super::families::{self, inputs::random_f32, Shape};
-use super::timing::Timer;
+use super::timing::{Samples, Timer};
 use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::registry;
-use crate::schema::run::Policy;
+use crate::schema::run::{Policy, Regime};
 use crate::schema::stats::Summary;
 use crate::schema::transfers::{Direction, HostMemory, Overlap, Pcie, Transfer, Transfers};
 
@@ -29,7 +29,7 @@ pub fn pcie(ordinal: usize) -> Option<Pcie> {
 }
 
 fn policy() -> Policy {
-    Policy { min_samples: 10, max_samples: 100, budget_s: 0.3, cap_s: 4.0, warmup_s: 0.02 }
+    Policy { min_samples: 10, max_samples: 100, target: 0.01, cap_s: 4.0, warmup_s: 0.02, regime: Regime::Sustained }
 }
 
 fn mismatch(what: &str) -> LabError {
@@ -52,8 +52,8 @@ pub fn measure(gpu: &mut Gpu, sizes: &[u64], git_commit: &str) -> Result<Transfe
         pinned.as_mut_slice()?.copy_from_slice(&data);
         let mut pageable = vec![0u8; n];
         let stream = gpu.stream.clone();
-        let mut record = |direction: Direction, host: HostMemory, samples: Vec<f64>| {
-            if let Some(time) = Summary::of(&samples) {
+        let mut record = |direction: Direction, host: HostMemory, samples: Samples| {
+            if let Some(time) = Summary::of(&samples.ms) {
                 let gbs = bytes as f64 / (time.median_ms / 1e3) / 1e9;
                 out.push(Transfer { direction, host, bytes, time, gbs });
             }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::check::Check;
-use super::stats::Summary;
+use super::stats::{Interval, Summary};
 use super::telemetry::Telemetry;
 use crate::facts::manifest::Config;
 
@@ -74,6 +74,61 @@ pub struct Key {
     pub dims: Vec<u64>,
 }
 
+/// The power state the samples are taken in (`--regime`), said in every entry's timing.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Regime {
+    /// Back to back, as a long job runs: under the board's power cap where the kernel draws
+    /// enough (the H200's 700 W), whoever is timed runs at the clock the cap leaves.
+    #[default]
+    Sustained,
+    /// Each sample after a rest that lets the power budget recover and a warm-up launch that
+    /// brings the clocks back; samples below 90% of the maximum SM clock or under a power-cap
+    /// throttle are dropped and counted. What ncu and published figures measure.
+    Burst,
+}
+
+impl Regime {
+    pub fn label(self) -> &'static str {
+        match self {
+            Regime::Sustained => "sustained",
+            Regime::Burst => "burst",
+        }
+    }
+}
+
+/// How an entry was timed.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Timing {
+    pub regime: Regime,
+    /// Samples dropped (the burst regime's: below 90% of the maximum SM clock, or power-capped).
+    pub dropped: usize,
+    /// The median time, ms, with its 95% interval.
+    pub median: Interval,
+}
+
+/// The ratio to the baseline, from the baseline and the variant timed in alternation (pairs),
+/// so that both ran in the same thermal and power state: the median of the pairs' ratios of
+/// rates, with its 95% interval.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct Paired {
+    pub ratio: Interval,
+    pub pairs: usize,
+    /// The baseline's median time in the pairs, ms.
+    pub baseline_ms: f64,
+}
+
+/// Where one entry's wall time went, seconds.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
+pub struct Wall {
+    /// Poison, one launch, the check against the reference.
+    pub verify_s: f64,
+    /// Warm-up and samples (and the baseline's share of the pairs).
+    pub timing_s: f64,
+    /// The check of what the timed launches left.
+    pub recheck_s: f64,
+}
+
 /// One variant (or the family's baseline) at one shape.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Entry {
@@ -115,6 +170,14 @@ pub struct Entry {
     /// sm_90 is not in the fatbin"); absent for the build's own fatbins.
     #[serde(default)]
     pub compiled_here: Option<String>,
+    /// The regime, the median's interval and the samples dropped (absent in schema-1 runs).
+    #[serde(default)]
+    pub timing: Option<Timing>,
+    /// The paired ratio to the baseline, where the family has one and both verified.
+    #[serde(default)]
+    pub paired: Option<Paired>,
+    #[serde(default)]
+    pub wall: Option<Wall>,
 }
 
 impl Entry {

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::device::DeviceInfo;
 use super::entry::Entry;
+pub use super::entry::Regime;
 use super::multi::MultiResults;
 use super::transfers::Transfers;
 use super::tuning::{Candidate, TuneRecord};
@@ -17,38 +18,44 @@ use super::tuning::{Candidate, TuneRecord};
 /// whose reruns replaced earlier entries; `analysis::migrate` reads it.
 pub const SCHEMA: u32 = 2;
 
-/// How many samples to take.
+/// How many samples to take: rounds until the median's 95% interval (or a paired ratio's) is
+/// within `target` of it, between `min_samples` and `max_samples` and within `cap_s`.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Policy {
     pub min_samples: usize,
     pub max_samples: usize,
-    /// GPU time to aim for across the samples of one variant and shape, seconds.
-    pub budget_s: f64,
-    /// Never spend more than this on one variant and shape (slow rungs at large sizes), seconds;
-    /// at least `FLOOR_SAMPLES` are taken whatever it costs.
+    /// The interval's half-width to stop at, as a share of the estimate (0.01: ±1%).
+    #[serde(default = "Policy::default_target")]
+    pub target: f64,
+    /// Never spend more than this on one subject's samples (slow rungs at large sizes), seconds
+    /// of GPU time; at least `FLOOR_SAMPLES` are taken whatever it costs.
     pub cap_s: f64,
     /// Warm-up GPU time before sampling (at least two launches), seconds.
     pub warmup_s: f64,
+    #[serde(default)]
+    pub regime: Regime,
 }
 
 /// The fewest samples a median is taken over.
 pub const FLOOR_SAMPLES: usize = 3;
 
 impl Policy {
+    fn default_target() -> f64 {
+        0.01
+    }
+
     pub fn full() -> Policy {
-        Policy { min_samples: 20, max_samples: 200, budget_s: 0.5, cap_s: 8.0, warmup_s: 0.05 }
+        Policy { min_samples: 10, max_samples: 200, target: 0.01, cap_s: 4.0, warmup_s: 0.05, regime: Regime::Sustained }
     }
 
     pub fn quick() -> Policy {
-        Policy { min_samples: 10, max_samples: 50, budget_s: 0.15, cap_s: 3.0, warmup_s: 0.02 }
+        Policy { min_samples: 5, max_samples: 50, target: 0.02, cap_s: 1.0, warmup_s: 0.02, regime: Regime::Sustained }
     }
 
-    /// Samples to take given one launch's time.
-    pub fn samples_for(&self, est_ms: f64) -> usize {
-        let est_s = (est_ms / 1e3).max(1e-6);
-        let wanted = ((self.budget_s / est_s) as usize).clamp(self.min_samples, self.max_samples);
-        let affordable = (self.cap_s / est_s) as usize;
-        wanted.min(affordable).max(FLOOR_SAMPLES)
+    /// Whether `n` samples that took `spent_s` of GPU time, whose estimate's interval is
+    /// `interval` wide (a share of the estimate), are enough.
+    pub fn enough(&self, n: usize, spent_s: f64, half_width: f64) -> bool {
+        n >= FLOOR_SAMPLES && (n >= self.max_samples || spent_s >= self.cap_s || (n >= self.min_samples && half_width <= self.target))
     }
 }
 

@@ -109,7 +109,7 @@ pub fn labels(files: &[(String, View)]) -> Vec<String> {
     let base: Vec<String> = files.iter().map(|(_, f)| f.label.clone()).collect();
     base.iter()
         .zip(files)
-        .map(|(b, (path, _))| if base.iter().filter(|x| *x == b).count() > 1 { format!("{b} ({path})") } else { b.clone() })
+        .map(|(b, (_, v))| if base.iter().filter(|x| *x == b).count() > 1 { format!("{b} ({})", v.source.display()) } else { b.clone() })
         .collect()
 }
 

@@ -12,20 +12,23 @@ pub fn bench_tables(entries: &[Entry], markdown: bool) -> String {
         let rows: Vec<&Entry> = entries.iter().filter(|e| e.family == fam).collect();
         let unit = rows[0].unit.label();
         let mut t = new_table(
-            ["variant", "config", "shape", "median ms", "spread", unit, "vs baseline", "% peak", "W", "per W", "MHz", "error", "status"]
+            ["variant", "config", "shape", "median ms", "± 95%", unit, "vs baseline", "% peak", "W", "per W", "MHz", "error", "status"]
                 .map(String::from)
                 .to_vec(),
             markdown,
         );
-        for e in rows {
+        for e in &rows {
             t.add_row(vec![
                 e.label(),
                 e.config_label(),
                 e.shape.clone(),
                 opt(e.time, |s| ms_text(s.median_ms)),
-                opt(e.time, |s| format!("{:.1}%", s.spread_pct())),
+                opt(e.timing, |t| format!("{:.1}%", 100.0 * t.median.half_width())),
                 opt(e.rate, rate_text),
-                opt(e.vs_baseline, ratio_text),
+                match &e.paired {
+                    Some(p) => format!("{} ±{:.1}% ({} pairs)", ratio_text(p.ratio.value), 100.0 * p.ratio.half_width(), p.pairs),
+                    None => opt(e.vs_baseline, ratio_text),
+                },
                 opt(e.vs_peak, pct_text),
                 opt(e.telemetry.as_ref(), |t| format!("{:.0}", t.power_w)),
                 opt(per_watt(e), |r| format!("{r:.3}")),
@@ -34,7 +37,17 @@ pub fn bench_tables(entries: &[Entry], markdown: bool) -> String {
                 note(e),
             ]);
         }
-        out.push_str(&format!("{fam}\n{t}\n"));
+        let timed: Vec<_> = rows.iter().filter_map(|e| e.timing).collect();
+        let dropped: usize = timed.iter().map(|t| t.dropped).sum();
+        let how = match (timed.first(), rows.iter().any(|e| e.paired.is_some())) {
+            (None, _) => String::new(),
+            (Some(t), paired) => format!(
+                " ({} regime{}; {dropped} samples dropped)",
+                t.regime.label(),
+                if paired { "; ratios from pairs timed in alternation with the baseline" } else { "" }
+            ),
+        };
+        out.push_str(&format!("{fam}{how}\n{t}\n"));
     }
     out
 }

@@ -47,7 +47,14 @@ enum Cmd {
         /// Also print the tables as Markdown.
         #[arg(long)]
         markdown: bool,
+        #[command(flatten)]
+        timing: run::TimingArgs,
     },
+    /// Two sets of results entry by entry: the change, FASTER / SLOWER / SAME against both sides'
+    /// intervals; exit 1 when an entry is slower by more than the threshold.
+    Compare(results::CompareArgs),
+    /// One variant's measurements across the stored runs (rate, ratio, interval, commit).
+    History(results::HistoryArgs),
     /// Stored results side by side: a column per GPU model (or card) of each path.
     Report(results::ReportArgs),
     /// Search a family's tunable constants on this GPU; store the best per variant and shape.
@@ -129,7 +136,9 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         Cmd::Sheet { gpu, markdown } => info::sheet(gpu.as_deref(), markdown),
         Cmd::Resources { arch, results_dir } => info::resources(arch.as_deref(), &results_dir),
         Cmd::Verify { run, fuzz } => run::verify(&run, fuzz),
-        Cmd::Bench { run, results_dir, markdown } => run::bench(&run, &results_dir, markdown),
+        Cmd::Bench { run, results_dir, markdown, timing } => run::bench(&run, &timing, &results_dir, markdown),
+        Cmd::Compare(args) => results::compare(&args),
+        Cmd::History(args) => results::history(&args),
         Cmd::Worker { gpu } => Ok(kernel_lab::measure::isolate::worker(gpu).map(|()| exit::OK)?),
         Cmd::Report(args) => results::report(&args),
         Cmd::Migrate { files, results_dir } => results::migrate(&files, &results_dir),

@@ -1,12 +1,16 @@
-//! Stored results: `report` renders them side by side; `migrate` rewrites schema-1 files.
+//! Stored results: `report` renders them side by side, `compare` judges two of them entry by
+//! entry, `history` follows one variant across runs, `migrate` rewrites schema-1 files.
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use kernel_lab::analysis::report::{self, Format};
+use kernel_lab::analysis::compare::{self, Basis, Row, Verdict};
+use kernel_lab::analysis::report::{self, new_table, Format};
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
 use kernel_lab::facts::sheet;
+use kernel_lab::schema::entry::Entry;
+use kernel_lab::schema::stats::Interval;
 use kernel_lab::LabError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -89,5 +93,133 @@ pub fn migrate(files: &[PathBuf], dir: &Path) -> Result<u8> {
             println!("{} -> {}", f.display(), path.display());
         }
     }
+    Ok(exit::OK)
+}
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// The earlier results: a run file, or a folder (its newest entry of each key).
+    base: PathBuf,
+    /// The later results, likewise.
+    new: PathBuf,
+    /// A change this large (percent) with intervals apart is FASTER or SLOWER; any SLOWER exits 1.
+    #[arg(long, default_value_t = 2.0)]
+    threshold: f64,
+    #[arg(long, value_enum, default_value = "table")]
+    format: FormatArg,
+}
+
+/// The newest entry of each key under `path` (one GPU model's).
+fn entries_of(path: &Path) -> Result<Vec<Entry>> {
+    if !path.exists() {
+        bail!(LabError::Results { path: path.display().to_string(), msg: "cannot read: no such file or folder".into() });
+    }
+    let views = store::views(&store::read(&[path.to_path_buf()])?, Group::Model);
+    match views.as_slice() {
+        [] => bail!(LabError::Results { path: path.display().to_string(), msg: "holds no runs".into() }),
+        [v] => Ok(v.entries.clone()),
+        _ => bail!(LabError::Usage(format!(
+            "{} holds runs of several GPU models (or results folders): give one model's folder",
+            path.display()
+        ))),
+    }
+}
+
+/// The comparison as a terminal table or Markdown.
+pub fn compare_table(rows: &[Row], markdown: bool) -> String {
+    let mut t =
+        new_table(["family", "variant", "shape", "basis", "before", "after", "change", "verdict"].map(String::from).to_vec(), markdown);
+    let show = |i: &Interval, basis: Basis| match basis {
+        Basis::Point => format!("{:.4}", i.value),
+        _ => format!("{:.4} [{:.4}, {:.4}]", i.value, i.low, i.high),
+    };
+    for r in rows {
+        t.add_row(vec![
+            r.family.clone(),
+            r.variant.clone(),
+            r.shape.clone(),
+            format!("{:?}", r.basis).to_lowercase(),
+            show(&r.old, r.basis),
+            show(&r.new, r.basis),
+            format!("{:+.1}%", 100.0 * r.change),
+            r.verdict.label().to_string(),
+        ]);
+    }
+    t.to_string()
+}
+
+pub fn compare(args: &CompareArgs) -> Result<u8> {
+    if !(args.threshold.is_finite() && args.threshold >= 0.0) {
+        bail!(LabError::Usage(format!("--threshold must be a percentage of 0 or more, not {}", args.threshold)));
+    }
+    let (old, new) = (entries_of(&args.base)?, entries_of(&args.new)?);
+    let rows = compare::compare(&old, &new, args.threshold / 100.0);
+    if rows.is_empty() {
+        bail!(LabError::Usage(format!("{} and {} have no entry in common", args.base.display(), args.new.display())));
+    }
+    match args.format {
+        FormatArg::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+        FormatArg::Csv | FormatArg::Html => bail!(LabError::Usage("compare writes table, markdown or json".into())),
+        f => println!("{}", compare_table(&rows, f == FormatArg::Markdown)),
+    }
+    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
+    println!(
+        "{} entries: {} faster, {} slower, {} the same",
+        rows.len(),
+        count(Verdict::Faster),
+        count(Verdict::Slower),
+        count(Verdict::Same)
+    );
+    Ok(if count(Verdict::Slower) > 0 { exit::FAILED } else { exit::OK })
+}
+
+#[derive(clap::Args)]
+pub struct HistoryArgs {
+    /// A variant (or a baseline's name, e.g. "cuBLAS SGEMM").
+    variant: String,
+    /// Only this shape, as tables show it (e.g. 4096x4096x4096).
+    #[arg(long)]
+    shape: Option<String>,
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    #[arg(long)]
+    markdown: bool,
+}
+
+pub fn history(args: &HistoryArgs) -> Result<u8> {
+    let runs = store::read(std::slice::from_ref(&args.results_dir))?;
+    let mut t = new_table(
+        ["date", "commit", "card", "shape", "kind", "rate", "vs baseline", "regime", "MHz", "status"].map(String::from).to_vec(),
+        args.markdown,
+    );
+    let mut rows: Vec<(&str, &str, String, &Entry)> = runs
+        .iter()
+        .flat_map(|r| r.entries().map(move |e| (r.header.run.date.as_str(), r.header.run.git_commit.as_str(), r.header.device.card(), e)))
+        .filter(|(_, _, _, e)| e.variant == args.variant && args.shape.as_ref().is_none_or(|s| *s == e.shape))
+        .collect();
+    if rows.is_empty() {
+        bail!(LabError::Usage(format!("no run under {} measured '{}'", args.results_dir.display(), args.variant)));
+    }
+    rows.sort_by(|a, b| (a.3.shape.as_str(), a.0).cmp(&(b.3.shape.as_str(), b.0)));
+    for (date, commit, card, e) in rows {
+        let ratio = match (&e.paired, e.vs_baseline) {
+            (Some(p), _) => format!("{:.3}x [{:.3}, {:.3}]", p.ratio.value, p.ratio.low, p.ratio.high),
+            (None, Some(r)) => format!("{r:.3}x"),
+            _ => "-".into(),
+        };
+        t.add_row(vec![
+            date.to_string(),
+            commit.to_string(),
+            card,
+            e.shape.clone(),
+            format!("{:?}", e.kind).to_lowercase(),
+            e.rate.map(|r| format!("{r:.4} {}", e.unit.label())).unwrap_or_else(|| "-".into()),
+            ratio,
+            e.timing.map(|t| t.regime.label().to_string()).unwrap_or_else(|| "-".into()),
+            e.telemetry.as_ref().map(|t| t.sm_mhz_median.to_string()).unwrap_or_else(|| "-".into()),
+            format!("{:?}", e.status).to_lowercase(),
+        ]);
+    }
+    println!("{t}");
     Ok(exit::OK)
 }

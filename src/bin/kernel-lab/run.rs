@@ -11,10 +11,10 @@ use kernel_lab::error::exit;
 use kernel_lab::gpu::device::{self, Gpu};
 use kernel_lab::measure::isolate::Isolation;
 use kernel_lab::measure::plan::{self, Job, Options};
-use kernel_lab::measure::runner::{self, Event, Ratios};
+use kernel_lab::measure::runner::{self, Event, Phases, Ratios};
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Status};
-use kernel_lab::schema::run::{Record, RunKind};
+use kernel_lab::schema::run::{Record, Regime, RunKind};
 use kernel_lab::LabError;
 
 #[derive(clap::Args)]
@@ -73,12 +73,14 @@ impl RunArgs {
             fuzz,
             time,
             tuned: Vec::new(),
+            regime: Regime::Sustained,
+            target: None,
         })
     }
 
     /// Runs `jobs` in workers (or here), giving each entry, with its ratio to the baseline, to
-    /// `each` as it arrives, under a progress bar.
-    fn execute(&self, jobs: &[Job], dev: &DeviceInfo, each: &mut dyn FnMut(Entry) -> Result<(), LabError>) -> Result<(), LabError> {
+    /// `each` as it arrives, under a progress bar; where the time went.
+    fn execute(&self, jobs: &[Job], dev: &DeviceInfo, each: &mut dyn FnMut(Entry) -> Result<(), LabError>) -> Result<Phases, LabError> {
         let total: usize = jobs.iter().flat_map(|j| &j.steps).map(|s| s.subjects.len()).sum();
         let bar = ProgressBar::new(total as u64);
         bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}").expect("a valid template"));
@@ -89,21 +91,27 @@ impl RunArgs {
             bar.inc(1);
             bar.suspend(|| each(e))
         };
+        let mut phases = Phases::default();
         let result = if self.in_process {
+            phases.spawned();
             let mut gpu = Gpu::open(self.gpu)?;
+            phases.started();
             jobs.iter().try_for_each(|job| {
-                runner::run_job(&mut gpu, job, (0, 0), &mut |ev| match ev {
-                    Event::Entry { entry, .. } => sink(*entry),
-                    _ => Ok(()),
+                runner::run_job(&mut gpu, job, (0, 0), &mut |ev| {
+                    phases.on(&ev);
+                    match ev {
+                        Event::Entry { entry, .. } => sink(*entry),
+                        _ => Ok(()),
+                    }
                 })
             })
         } else {
             let exe = std::env::current_exe().map_err(|e| LabError::Unavailable(format!("cannot find this program: {e}")))?;
             let iso = Isolation { exe: &exe, gpu: self.gpu, hang_limit: self.hang_limit, device: dev };
-            iso.run(jobs, &mut sink, &mut |line| bar.suspend(|| eprintln!("{line}")))
+            iso.run(jobs, &mut sink, &mut |line| bar.suspend(|| eprintln!("{line}")), &mut phases)
         };
         bar.finish_and_clear();
-        result
+        result.map(|()| phases)
     }
 }
 
@@ -154,15 +162,51 @@ pub fn verify(args: &RunArgs, fuzz: Option<usize>) -> Result<u8> {
     Ok(summarise(&entries))
 }
 
-pub fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<u8> {
+/// How a bench is timed.
+#[derive(clap::Args)]
+pub struct TimingArgs {
+    /// The power state samples are taken in: sustained (back to back, the power cap included)
+    /// or burst (a rest before each sample, clocks brought back, slow samples dropped).
+    #[arg(long, value_enum, default_value = "sustained")]
+    regime: RegimeArg,
+    /// Stop sampling once the estimate's 95% interval is within this many percent of it.
+    #[arg(long)]
+    target: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RegimeArg {
+    Sustained,
+    Burst,
+}
+
+pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, markdown: bool) -> Result<u8> {
     let mut opts = args.options(true, None)?;
+    opts.regime = match timing.regime {
+        RegimeArg::Sustained => Regime::Sustained,
+        RegimeArg::Burst => Regime::Burst,
+    };
+    if let Some(t) = timing.target {
+        if !(t.is_finite() && t > 0.0 && t < 100.0) {
+            anyhow::bail!(LabError::Usage(format!("--target must be a percentage between 0 and 100, not {t}")));
+        }
+        opts.target = Some(t / 100.0);
+    }
     let seed = args.seed.unwrap_or_else(clock_seed);
     let plans = plan::plan(&opts, seed)?;
     let dev = device_info(args.gpu)?;
     let stored = store::runs_of_model(dir, &dev)?;
-    opts.tuned = store::views(&stored, Group::Model).into_iter().flat_map(|v| v.tuning).collect();
-    eprintln!("benchmarking on {} ({}), run seed {seed} (replay with --seed {seed})", dev.name, dev.arch_name());
-    let header = store::new_header(RunKind::Bench, &dev, Some(seed), Some(opts.policy()), args.hang_limit);
+    let before = store::views(&stored, Group::Model).pop();
+    opts.tuned = before.as_ref().map(|v| v.tuning.clone()).unwrap_or_default();
+    let policy = opts.policy();
+    eprintln!(
+        "benchmarking on {} ({}), run seed {seed} (replay with --seed {seed}), {} regime, to ±{}%",
+        dev.name,
+        dev.arch_name(),
+        policy.regime.label(),
+        100.0 * policy.target
+    );
+    let header = store::new_header(RunKind::Bench, &dev, Some(seed), Some(policy), args.hang_limit);
     let mut recorder = Recorder::new(dir, header);
     let mut entries = Vec::new();
     let measured = args.execute(&plan::jobs(&plans, &opts, seed), &dev, &mut |e| {
@@ -171,7 +215,7 @@ pub fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<u8> {
         Ok(())
     });
     // What was measured is on disk whatever happened; an error still ends the run with it.
-    measured?;
+    let phases = measured?;
     print!("{}", bench_tables(&entries, false));
     if markdown {
         print!("{}", bench_tables(&entries, true));
@@ -180,8 +224,24 @@ pub fn bench(args: &RunArgs, dir: &Path, markdown: bool) -> Result<u8> {
         println!("{n}");
         recorder.append(Record::Note { text: n })?;
     }
-    if let Some(path) = recorder.finish(Vec::new())? {
+    if let Some(prev) = &before {
+        print!("{}", changes(&prev.entries, &entries, markdown));
+    }
+    let list = phases.list();
+    let total: f64 = list.iter().map(|p| p.1).sum();
+    let parts: Vec<String> = list.iter().map(|(n, s)| format!("{n} {s:.1} s")).collect();
+    println!("{} entries in {total:.0} s: {}", entries.len(), parts.join(", "));
+    if let Some(path) = recorder.finish(list)? {
         println!("results: {}", path.display());
     }
     Ok(summarise(&entries))
+}
+
+/// Each entry's change against the newest earlier measurement of the same key, where there is one.
+fn changes(before: &[Entry], now: &[Entry], markdown: bool) -> String {
+    let rows = kernel_lab::analysis::compare::compare(before, now, 0.02);
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!("against the previous measurement of each entry:\n{}\n", crate::results::compare_table(&rows, markdown))
 }

@@ -1,0 +1,101 @@
+//! Two sets of results, entry by entry: what changed and whether it is more than noise. An entry
+//! with a baseline is judged by its paired ratio to the baseline (both sides timed in the same
+//! power state, so a machine that runs hotter or cooler moves neither); one without (a baseline
+//! itself, the peak loops) by its rate. The verdict is FASTER or SLOWER only when the two 95%
+//! intervals do not overlap and the change is larger than the threshold; else SAME. Entries
+//! measured without intervals (schema 1) are judged by the threshold alone.
+
+use serde::Serialize;
+
+use crate::schema::entry::{Entry, Key, Status};
+use crate::schema::stats::Interval;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Verdict {
+    Faster,
+    Slower,
+    Same,
+}
+
+impl Verdict {
+    pub fn label(self) -> &'static str {
+        match self {
+            Verdict::Faster => "FASTER",
+            Verdict::Slower => "SLOWER",
+            Verdict::Same => "SAME",
+        }
+    }
+}
+
+/// What is compared for an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Basis {
+    /// The ratio to the baseline from pairs, with its interval.
+    PairedRatio,
+    /// The rate, with the interval of the median time.
+    Rate,
+    /// A value without an interval on one side.
+    Point,
+}
+
+/// One key present, and measured, on both sides.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub family: String,
+    pub variant: String,
+    pub shape: String,
+    pub basis: Basis,
+    pub old: Interval,
+    pub new: Interval,
+    /// new / old - 1.
+    pub change: f64,
+    pub verdict: Verdict,
+}
+
+/// The value an entry is judged by, with its interval where it has one.
+fn judged_by(e: &Entry) -> Option<(Basis, Interval)> {
+    if let Some(p) = &e.paired {
+        return Some((Basis::PairedRatio, p.ratio));
+    }
+    let rate = e.rate?;
+    match &e.timing {
+        // Rates are work over time: the time interval's ends swap.
+        Some(t) if t.median.low > 0.0 => {
+            let r = |ms: f64| e.work.rate(e.unit, ms);
+            Some((Basis::Rate, Interval { value: rate, low: r(t.median.high), high: r(t.median.low) }))
+        }
+        _ => Some((Basis::Point, Interval { value: rate, low: rate, high: rate })),
+    }
+}
+
+/// Compares the entries of `new` with those of the same key in `old`; `threshold` is the change
+/// (a share: 0.02 is 2%) a verdict other than SAME needs.
+pub fn compare(old: &[Entry], new: &[Entry], threshold: f64) -> Vec<Row> {
+    let find = |k: &Key| old.iter().rev().find(|o| o.key() == *k && o.status == Status::Ok);
+    new.iter()
+        .filter(|n| n.status == Status::Ok)
+        .filter_map(|n| {
+            let o = find(&n.key())?;
+            let (nb, ni) = judged_by(n)?;
+            let (ob, oi) = judged_by(o)?;
+            // Both sides judged the same way: a paired ratio against a rate is no comparison.
+            let (basis, old, new) = match (ob, nb) {
+                (a, b) if a == b => (a, oi, ni),
+                _ => {
+                    let point = |e: &Entry| e.vs_baseline.or(e.rate).map(|v| Interval { value: v, low: v, high: v });
+                    (Basis::Point, point(o)?, point(n)?)
+                }
+            };
+            let change = new.value / old.value - 1.0;
+            let apart = new.low > old.high || new.high < old.low || basis == Basis::Point;
+            let verdict = match (apart, change) {
+                (true, c) if c > threshold => Verdict::Faster,
+                (true, c) if c < -threshold => Verdict::Slower,
+                _ => Verdict::Same,
+            };
+            Some(Row { family: n.family.clone(), variant: n.label(), shape: n.shape.clone(), basis, old, new, change, verdict })
+        })
+        .collect()
+}
