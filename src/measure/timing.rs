@@ -167,8 +167,13 @@ impl Timer {
         let mut spent = 0.0;
         let mut one = |timer: &mut Timer, subject: bool| -> Result<Option<f64>> {
             let mut go = || launch(subject);
-            if policy.regime == Regime::Burst {
-                timer.settle(gpu, &mut go)?;
+            // Each timed launch follows an untimed one of its own kernel (after a rest, in the
+            // burst regime), as its samples alone would: on the H200 cuBLAS SGEMM ran up to 4%
+            // slower straight after another kernel than after itself, which moved the ratio
+            // from one process to the next while the variant's own time held to 0.1%.
+            match policy.regime {
+                Regime::Burst => timer.settle(gpu, &mut go)?,
+                Regime::Sustained => go()?,
             }
             let t = Self::read(&timer.queue(gpu, &mut go)?)?;
             Ok(timer.full_clock(policy).then_some(t))
