@@ -96,7 +96,7 @@ fn compare_and_history_on_the_committed_runs() {
         "--format",
         "json",
     ]);
-    let rows: serde_json::Value = serde_json::from_slice(&out.stdout[..out.stdout.iter().rposition(|&b| b == b']').unwrap() + 1]).unwrap();
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
     assert!(rows.as_array().unwrap().iter().all(|r| r["basis"] == "point"), "schema 1 kept no intervals");
     assert_eq!(
         out.status.code() == Some(1),
@@ -115,6 +115,7 @@ fn compare_and_history_on_the_committed_runs() {
     bad(&["compare", "results/nvidia-h200-sm_90", "/no/such"], "cannot read");
     bad(&["compare", "results/nvidia-h200-sm_90", "results/nvidia-h200-sm_90", "--threshold=-1"], "--threshold");
     bad(&["compare", "results", "results/nvidia-h200-sm_90"], "several GPU models");
+    bad(&["compare", "results/nvidia-h200-sm_90", "results/nvidia-h200-sm_90", "--format", "csv"], "invalid value 'csv'");
     bad(&["history", "nope_99"], "measured 'nope_99'");
     bad(&["bench", "--regime", "hot"], "invalid value 'hot'");
     bad(&["bench", "--target", "0"], "--target must be");

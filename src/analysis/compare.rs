@@ -40,6 +40,16 @@ pub enum Basis {
     Point,
 }
 
+impl Basis {
+    pub fn label(self) -> &'static str {
+        match self {
+            Basis::PairedRatio => "paired ratio",
+            Basis::Rate => "rate",
+            Basis::Point => "point",
+        }
+    }
+}
+
 /// One key present, and measured, on both sides.
 #[derive(Debug, Clone, Serialize)]
 pub struct Row {

@@ -2,7 +2,8 @@
 //! sample reads its inputs from DRAM as a cold call would), until the median's 95% interval is
 //! as narrow as the policy asks or its caps are reached. A subject with a baseline is timed in
 //! pairs with it, in alternating order, so both see the same thermal and power state and the
-//! ratio comes from the pairs. In the burst regime each sample follows a rest and a warm-up
+//! ratio comes from the pairs; each timed launch follows an untimed one of its own. In the burst
+//! regime each sample follows a rest and a warm-up
 //! launch, and samples that did not run at full clock are dropped and counted.
 
 use std::time::Duration;

@@ -106,7 +106,15 @@ pub struct CompareArgs {
     #[arg(long, default_value_t = 2.0)]
     threshold: f64,
     #[arg(long, value_enum, default_value = "table")]
-    format: FormatArg,
+    format: CompareFormat,
+}
+
+/// What a comparison is written as (rows of intervals: no CSV or HTML view of them yet).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum CompareFormat {
+    Table,
+    Markdown,
+    Json,
 }
 
 /// The newest entry of each key under `path` (one GPU model's).
@@ -138,7 +146,7 @@ pub fn compare_table(rows: &[Row], markdown: bool) -> String {
             r.family.clone(),
             r.variant.clone(),
             r.shape.clone(),
-            format!("{:?}", r.basis).to_lowercase(),
+            r.basis.label().to_string(),
             show(&r.old, r.basis),
             show(&r.new, r.basis),
             format!("{:+.1}%", 100.0 * r.change),
@@ -158,18 +166,22 @@ pub fn compare(args: &CompareArgs) -> Result<u8> {
         bail!(LabError::Usage(format!("{} and {} have no entry in common", args.base.display(), args.new.display())));
     }
     match args.format {
-        FormatArg::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        FormatArg::Csv | FormatArg::Html => bail!(LabError::Usage("compare writes table, markdown or json".into())),
-        f => println!("{}", compare_table(&rows, f == FormatArg::Markdown)),
+        CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
+        f => println!("{}", compare_table(&rows, f == CompareFormat::Markdown)),
     }
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
-    println!(
+    let summary = format!(
         "{} entries: {} faster, {} slower, {} the same",
         rows.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
         count(Verdict::Same)
     );
+    // JSON on stdout stays one document; the summary goes beside it.
+    match args.format {
+        CompareFormat::Json => eprintln!("{summary}"),
+        _ => println!("{summary}"),
+    }
     Ok(if count(Verdict::Slower) > 0 { exit::FAILED } else { exit::OK })
 }
 
