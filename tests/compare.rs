@@ -1,8 +1,10 @@
 //! Comparisons of runs: paired ratios judged against both sides' intervals and a threshold;
 //! `compare` and `history` on the committed runs.
 
+mod common;
+
 use kernel_lab::analysis::compare::{compare, Basis, Verdict};
-use kernel_lab::schema::entry::{Entry, Kind, Paired, Status, Timing, Unit, Work};
+use kernel_lab::schema::entry::{Entry, Paired, Status, Timing, Work};
 use kernel_lab::schema::run::Regime;
 use kernel_lab::schema::stats::{Interval, Summary};
 
@@ -10,33 +12,17 @@ use kernel_lab::schema::stats::{Interval, Summary};
 fn paired(variant: &str, ratio: f64, half: f64) -> Entry {
     let i = Interval { value: ratio, low: ratio * (1.0 - half), high: ratio * (1.0 + half) };
     Entry {
-        family: "sgemm".into(),
-        variant: variant.into(),
-        kind: Kind::Variant,
         rung: 8,
-        config: None,
-        tuned_at: None,
-        shape: "4096x4096x4096".into(),
-        dims: vec![4096; 3],
-        status: Status::Ok,
-        reason: None,
         seed: 1,
-        verify: None,
-        verify_after: None,
         time: Summary::of(&[2.8, 2.8, 2.9]),
         work: Work { flops: 1.374e11, bytes_read: 1.3e8, bytes_written: 6.7e7 },
-        unit: Unit::Tflops,
-        rate: Some(48.0 * ratio),
         vs_baseline: Some(ratio),
         peak: None,
         vs_peak: None,
         source_hash: None,
-        telemetry: None,
-        remeasured: false,
-        compiled_here: None,
         timing: Some(Timing { regime: Regime::Sustained, dropped: 0, median: Interval { value: 2.8, low: 2.79, high: 2.81 } }),
         paired: Some(Paired { ratio: i, pairs: 20, baseline_ms: 2.7 }),
-        wall: None,
+        ..common::sgemm_entry(variant, 4096, 48.0 * ratio)
     }
 }
 

@@ -1,14 +1,15 @@
 //! Results on disk: run files written line by line, read back merged, never overwritten; the
 //! schema-1 files of earlier sessions read and migrated.
 
+mod common;
+
 use std::path::{Path, PathBuf};
 
 use kernel_lab::analysis::{migrate, store};
 use kernel_lab::measure::verify::{check, Precision};
 use kernel_lab::schema::device::DeviceInfo;
-use kernel_lab::schema::entry::{Entry, Kind, Status, Unit, Work};
+use kernel_lab::schema::entry::{Entry, Kind, Status};
 use kernel_lab::schema::run::{Header, Policy, Record, RunInfo, RunKind, SCHEMA};
-use kernel_lab::schema::stats::Summary;
 
 fn device(ordinal: usize, uuid: &str) -> DeviceInfo {
     DeviceInfo {
@@ -51,33 +52,9 @@ fn entry(variant: &str, rate: f64, nan: bool) -> Entry {
     let want = [1.0, 2.0];
     let out = if nan { [1.0, f32::NAN] } else { [1.0, 2.0] };
     Entry {
-        family: "sgemm".into(),
-        variant: variant.into(),
-        kind: Kind::Variant,
-        rung: 1,
-        config: None,
-        tuned_at: None,
-        shape: "1024x1024x1024".into(),
-        dims: vec![1024, 1024, 1024],
         status: if nan { Status::Failed } else { Status::Ok },
-        reason: None,
-        seed: 7,
         verify: Some(check(&out, want.len(), &|i| (i, want[i]), Precision::Fp32)),
-        verify_after: None,
-        time: Summary::of(&[1.0, 1.1, 0.9]),
-        work: Work { flops: 2e9, bytes_read: 8e6, bytes_written: 4e6 },
-        unit: Unit::Tflops,
-        rate: Some(rate),
-        vs_baseline: Some(0.5),
-        peak: Some(67.0),
-        vs_peak: Some(0.03),
-        source_hash: Some("00ff".into()),
-        telemetry: None,
-        remeasured: false,
-        compiled_here: None,
-        timing: None,
-        paired: None,
-        wall: None,
+        ..common::sgemm_entry(variant, 1024, rate)
     }
 }
 
