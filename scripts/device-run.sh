@@ -8,6 +8,11 @@
 #   sanitize            compute-sanitizer memcheck and racecheck over every variant at a small odd
 #                       shape per family (in one process, as the sanitizer needs), on GPU
 #                       $SANITIZE_GPU (default 0)
+#   ncu-check V:S ...   each variant V at size S: the burst regime's median against ncu's
+#                       gpu__time_duration of `kernel-lab profile` (fails beyond 3%)
+#   noise R N V:S ...   N back-to-back runs of `bench V --size S` for each V:S in regime R, each
+#                       run in its own folder, then `compare` of each run with the one before
+#                       (fails on anything but SAME); the runs are packed into $OUT/noise-R.tgz
 #   nvrtc ARGS          the bundle's sm_120-only CLI (`bundle.sh nvrtc`)
 #   anything else       the arguments of a `kernel-lab` subcommand ("bench memory", "verify --fuzz 200")
 # Steps run in order, each under `timeout STEP_LIMIT` (default 300 s), so a slow step cannot cost
@@ -35,6 +40,56 @@ sanitize() {
     done
     return $status
 }
+# The burst regime's median of each VARIANT:SIZE against ncu's time of the same launches (ncu's
+# own clock and cache control off and on, as the README says), the median over the profiled
+# launches. Python reads the two files, a results run and ncu's CSV.
+ncu_check() {
+    local status=0 d v s lab ncu_ms
+    d=$(mktemp -d)
+    printf '%-30s %-16s %10s %10s %8s\n' variant size "lab ms" "ncu ms" change
+    for vs in "$@"; do
+        v=${vs%%:*} s=${vs#*:}
+        dist/kernel-lab bench "$v" --size "$s" --regime burst --results-dir "$d/$v" >"$d/$v.log" 2>&1 || { tail -n 5 "$d/$v.log"; status=1; continue; }
+        lab=$(python3 -c 'import glob, json, sys
+for f in glob.glob(sys.argv[1] + "/*/*.jsonl"):
+    for line in open(f):
+        r = json.loads(line)
+        if r.get("record") == "entry" and r["variant"] == sys.argv[2] and r.get("timing"):
+            print(r["timing"]["median"]["value"])' "$d/$v" "$v")
+        ncu --clock-control none --cache-control all --nvtx --nvtx-include "$v/" --metrics gpu__time_duration.sum \
+            --csv --print-units base dist/kernel-lab profile "$v" --size "$s" >"$d/$v.csv" 2>"$d/$v.err"
+        ncu_ms=$(python3 -c 'import csv, statistics, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith("\""))]
+i, u = rows[0].index("Metric Value"), rows[0].index("Metric Unit")
+ns = [float(r[i].replace(",", "")) * (1e3 if r[u] == "usecond" else 1) for r in rows[1:]]
+print(statistics.median(ns) / 1e6, len(ns))' "$d/$v.csv") || { tail -n 5 "$d/$v.err" "$d/$v.csv"; status=1; continue; }
+        python3 -c 'import sys
+lab, ncu, n = float(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
+c = lab / ncu - 1
+print(f"{sys.argv[1]:30} {sys.argv[2]:16} {lab:10.4f} {ncu:10.4f} {100 * c:+7.2f}%  ({n} ncu launches)")
+sys.exit(abs(c) > 0.03)' "$v" "$s" "$lab" $ncu_ms || status=1
+    done
+    return $status
+}
+noise() {
+    local regime=$1 runs=$2 status=0 d i vs out
+    shift 2
+    d=$(mktemp -d)
+    for i in $(seq 1 "$runs"); do
+        for vs in "$@"; do
+            dist/kernel-lab bench "${vs%%:*}" --size "${vs#*:}" --regime "$regime" --seed 11 --results-dir "$d/$i" >>"$d/$i.log" 2>&1 ||
+                { tail -n 5 "$d/$i.log"; status=1; }
+        done
+    done
+    for i in $(seq 2 "$runs"); do
+        echo "--- run $i against run $((i - 1)), $regime regime"
+        out=$(dist/kernel-lab compare "$d/$((i - 1))"/* "$d/$i"/* 2>&1) || status=1
+        echo "$out"
+        grep -q "┆ \(FASTER\|SLOWER\)" <<<"$out" && status=1
+    done
+    tar czf "$OUT/noise-$regime.tgz" -C "$d" .
+    return $status
+}
 status=0
 for step in "$@"; do
     echo "=== $step ($(date -u +%H:%M:%S))" | tee -a "$OUT/run.log"
@@ -53,6 +108,8 @@ for step in "$@"; do
         done' "$(echo ${step#sass})")
         ;;
     sanitize) cmd=(bash -c "$(declare -f sanitize); sanitize") ;;
+    noise\ *) read -ra words <<<"${step#noise }" && cmd=(bash -c "$(declare -f noise); OUT=$OUT noise ${words[*]}") ;;
+    ncu-check\ *) read -ra words <<<"${step#ncu-check }" && cmd=(bash -c "$(declare -f ncu_check); ncu_check ${words[*]}") ;;
     gate)
         cmd=(bash -c 'd=$(mktemp -d); dist/kernel-lab bench --quick --results-dir "$d" > "$d.log" 2>&1 || { tail -n 20 "$d.log"; exit 1; }
             tail -n 3 "$d.log"; m=$(ls "$d"); dist/kernel-lab compare "results/$m" "$d/$m"')

@@ -20,7 +20,7 @@ fn paired(variant: &str, ratio: f64, half: f64) -> Entry {
         peak: None,
         vs_peak: None,
         source_hash: None,
-        timing: Some(Timing { regime: Regime::Sustained, dropped: 0, median: Interval { value: 2.8, low: 2.79, high: 2.81 } }),
+        timing: Some(Timing { regime: Regime::Sustained, dropped: 0, median: Interval { value: 2.8, low: 2.79, high: 2.81 }, launches: 1 }),
         paired: Some(Paired { ratio: i, pairs: 20, baseline_ms: 2.7 }),
         ..common::sgemm_entry(variant, 4096, 48.0 * ratio)
     }
@@ -54,6 +54,36 @@ fn entries_without_intervals_are_judged_by_the_threshold() {
     assert_eq!((rows[0].basis, rows[0].verdict), (Basis::Point, Verdict::Slower));
     new.rate = Some(old.rate.unwrap() * 0.99);
     assert_eq!(compare(&[old], &[new], 0.02)[0].verdict, Verdict::Same);
+}
+
+#[test]
+fn sustained_rates_without_a_pair_are_shown_not_judged() {
+    // Rates of 2mnk at 4096³ with a median time ±0.3%.
+    let unpaired = |rate: f64, regime: Regime| {
+        let e = paired("cuBLAS", 1.0, 0.01);
+        let ms = e.work.flops / (rate * 1e12) * 1e3;
+        let median = Interval { value: ms, low: ms * 0.997, high: ms * 1.003 };
+        Entry { paired: None, rate: Some(rate), timing: Some(Timing { regime, dropped: 0, median, launches: 1 }), ..e }
+    };
+    let rows = compare(&[unpaired(715.0, Regime::Sustained)], &[unpaired(688.0, Regime::Sustained)], 0.02);
+    assert_eq!((rows[0].basis, rows[0].verdict), (Basis::Rate, Verdict::Unjudged));
+    let rows = compare(&[unpaired(715.0, Regime::Burst)], &[unpaired(688.0, Regime::Burst)], 0.02);
+    assert_eq!(rows[0].verdict, Verdict::Slower, "the burst regime controls the power state");
+}
+
+fn with_regime(mut e: Entry, regime: Regime) -> Entry {
+    e.timing = e.timing.map(|t| Timing { regime, ..t });
+    e
+}
+
+#[test]
+fn entries_timed_in_different_regimes_are_not_compared() {
+    let hot = with_regime(paired("v", 0.5, 0.01), Regime::Hot);
+    assert!(compare(&[paired("v", 0.9, 0.01)], std::slice::from_ref(&hot), 0.02).is_empty());
+    let mut untimed = paired("v", 0.9, 0.01);
+    untimed.timing = None;
+    assert_eq!(compare(&[untimed.clone()], &[paired("v", 0.9, 0.01)], 0.02).len(), 1, "schema 1 was timed back to back");
+    assert!(compare(&[untimed], &[hot], 0.02).is_empty());
 }
 
 #[test]
@@ -103,6 +133,6 @@ fn compare_and_history_on_the_committed_runs() {
     bad(&["compare", "results", "results/nvidia-h200-sm_90"], "several GPU models");
     bad(&["compare", "results/nvidia-h200-sm_90", "results/nvidia-h200-sm_90", "--format", "csv"], "invalid value 'csv'");
     bad(&["history", "nope_99"], "measured 'nope_99'");
-    bad(&["bench", "--regime", "hot"], "invalid value 'hot'");
+    bad(&["bench", "--regime", "cold"], "invalid value 'cold'");
     bad(&["bench", "--target", "0"], "--target must be");
 }

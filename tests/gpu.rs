@@ -184,7 +184,7 @@ fn a_faulting_and_a_hanging_variant_change_nothing_for_the_others() {
     assert!(took < Duration::from_secs_f64(limit + 60.0), "the run ends within a minute of the hang limit ({limit} s): {took:?}");
 
     let ok_clean = entries(clean_dir.path());
-    for e in runs[0].entries().filter(|e| !e.variant.contains("_fault_")) {
+    for e in runs[0].entries().filter(|e| !e.variant.contains("_fault_") && !e.variant.contains("_test_slowdown")) {
         assert_eq!(e.status, Status::Ok, "{}: {:?}", e.variant, e.reason);
         let twin = ok_clean.iter().find(|c| c.variant == e.variant).unwrap();
         if e.kind != Kind::Baseline && e.telemetry.as_ref().is_none_or(|t| !t.throttled()) {
@@ -192,6 +192,45 @@ fn a_faulting_and_a_hanging_variant_change_nothing_for_the_others() {
             eprintln!("{}: {a:.3}x with the broken variants, {b:.3}x without", e.variant);
             assert!((a / b - 1.0).abs() < 0.03, "{}: {a:.3} vs {b:.3}", e.variant);
         }
+    }
+}
+
+/// A copy of the test set in `dir` where `slowed` stands in for rung 8: renamed to rung 8's name,
+/// rung 8 itself left out, as rebuilding rung 8 with the slowdown define would leave the set.
+fn set_with_rung_8_slowed(slowed: &str, dir: &Path) {
+    let from = test_set();
+    let mut set = kernels::KernelSet::load(&from).unwrap();
+    set.variants.retain(|v| v.name != "sgemm_08_double_buffered");
+    for v in &mut set.variants {
+        v.fatbin = v.fatbin.take().map(|f| from.join(f).display().to_string());
+        if v.name == slowed {
+            v.name = "sgemm_08_double_buffered".into();
+        }
+    }
+    set.write(dir).unwrap();
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn compare_calls_a_slowed_kernel_slower_and_exits_1() {
+    let args = ["bench", "sgemm_08_double_buffered", "--size", "4096", "--seed", "5"];
+    let base = tempfile::tempdir().unwrap();
+    let out = lab(&args, base.path(), None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for (slowed, least) in [("sgemm_08_test_slowdown_3pct", 0.02), ("sgemm_08_test_slowdown_2x", 0.4)] {
+        let (set, new) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+        set_with_rung_8_slowed(slowed, set.path());
+        let out = lab(&args, new.path(), Some(set.path()));
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let files: Vec<PathBuf> = [&base, &new].iter().map(|d| store::read(&[d.path().to_path_buf()]).unwrap()[0].path.clone()).collect();
+        let cmp = Command::new(cli()).arg("compare").args(&files).output().unwrap();
+        let text = String::from_utf8_lossy(&cmp.stdout);
+        eprintln!("{slowed} as rung 8:\n{text}");
+        assert_eq!(cmp.status.code(), Some(exit::FAILED as i32), "a slower entry is exit 1");
+        let row = text.lines().find(|l| l.contains("sgemm_08_double_buffered")).expect("rung 8 is compared");
+        assert!(row.contains("SLOWER"), "{row}");
+        let change: f64 = row.split_whitespace().find_map(|w| w.strip_suffix('%')?.parse().ok()).expect("a change in %");
+        assert!(-change / 100.0 >= least, "{slowed}: {change}%");
     }
 }
 

@@ -3,11 +3,16 @@
 //! power state, so a machine that runs hotter or cooler moves neither); one without (a baseline
 //! itself, the peak loops) by its rate. The verdict is FASTER or SLOWER only when the two 95%
 //! intervals do not overlap and the change is larger than the threshold; else SAME. Entries
-//! measured without intervals (schema 1) are judged by the threshold alone.
+//! measured without intervals (schema 1) are judged by the threshold alone. Entries timed in
+//! different regimes (sustained, burst, hot) are different measurements and are not compared.
+//! A rate without a pair timed in the sustained regime is shown and not judged: on the H200
+//! cuBLAS fp16 at 4096³, timed alone first in each of four back-to-back runs, ran 688 to 743
+//! TFLOP/s (its intervals apart) while every paired ratio held within 1%; the burst regime,
+//! which controls the power state, judges such rates.
 
 use serde::Serialize;
 
-use crate::schema::entry::{Entry, Key, Status};
+use crate::schema::entry::{Entry, Regime, Status};
 use crate::schema::stats::Interval;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -16,6 +21,10 @@ pub enum Verdict {
     Faster,
     Slower,
     Same,
+    /// A rate timed in the sustained regime without a pair (a baseline itself, a peak loop):
+    /// it follows the board's power state, which that regime does not control, so its change
+    /// is shown and not judged.
+    Unjudged,
 }
 
 impl Verdict {
@@ -24,6 +33,7 @@ impl Verdict {
             Verdict::Faster => "FASTER",
             Verdict::Slower => "SLOWER",
             Verdict::Same => "SAME",
+            Verdict::Unjudged => "UNJUDGED",
         }
     }
 }
@@ -80,14 +90,16 @@ fn judged_by(e: &Entry) -> Option<(Basis, Interval)> {
     }
 }
 
-/// Compares the entries of `new` with those of the same key in `old`; `threshold` is the change
-/// (a share: 0.02 is 2%) a verdict other than SAME needs.
+/// Compares the entries of `new` with those of the same key, timed in the same regime, in `old`;
+/// `threshold` is the change (a share: 0.02 is 2%) a verdict other than SAME needs.
 pub fn compare(old: &[Entry], new: &[Entry], threshold: f64) -> Vec<Row> {
-    let find = |k: &Key| old.iter().rev().find(|o| o.key() == *k && o.status == Status::Ok);
+    // Schema-1 entries have no timing record; they were timed back to back.
+    let regime = |e: &Entry| e.timing.map_or(Regime::Sustained, |t| t.regime);
+    let find = |n: &Entry| old.iter().rev().find(|o| o.key() == n.key() && regime(o) == regime(n) && o.status == Status::Ok);
     new.iter()
         .filter(|n| n.status == Status::Ok)
         .filter_map(|n| {
-            let o = find(&n.key())?;
+            let o = find(n)?;
             let (nb, ni) = judged_by(n)?;
             let (ob, oi) = judged_by(o)?;
             // Both sides judged the same way: a paired ratio against a rate is no comparison.
@@ -101,6 +113,7 @@ pub fn compare(old: &[Entry], new: &[Entry], threshold: f64) -> Vec<Row> {
             let change = new.value / old.value - 1.0;
             let apart = new.low > old.high || new.high < old.low || basis == Basis::Point;
             let verdict = match (apart, change) {
+                _ if basis != Basis::PairedRatio && regime(n) == Regime::Sustained && n.timing.is_some() => Verdict::Unjudged,
                 (true, c) if c > threshold => Verdict::Faster,
                 (true, c) if c < -threshold => Verdict::Slower,
                 _ => Verdict::Same,

@@ -137,6 +137,7 @@ fn entry(e: V1Entry) -> Entry {
         timing: None,
         paired: None,
         wall: None,
+        vendor_algo: None,
     }
 }
 

@@ -1,6 +1,7 @@
 //! Every raw call into the CUDA driver, cuBLAS, NCCL and NVRTC that cudarc's safe layer does not
-//! cover, in one place: each wrapper states what it needs of its caller, and the rest of the lab
-//! calls these instead of `sys` functions.
+//! cover, in one place (cuBLASLt's, which keep descriptors alive between launches, in `lt`): each
+//! wrapper states what it needs of its caller, and the rest of the lab calls these instead of
+//! `sys` functions.
 
 use std::ffi::c_void;
 
@@ -196,45 +197,37 @@ pub fn nvrtc_version() -> Result<(i32, i32)> {
     Ok((major, minor))
 }
 
-/// cuBLAS's column-major C = op(A) op(B) with explicit types (cublasGemmEx), on the handle's
-/// stream.
+/// `gemm` by cuBLAS's default call, cublasGemmEx, on the handle's stream.
 ///
 /// # Safety
-/// The matrices must be live device allocations of the named types and shapes (with their
-/// leading dimensions), and alpha and beta point at values of the compute type.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn gemm_ex(
-    handle: cudarc::cublas::sys::cublasHandle_t,
-    ops: (cudarc::cublas::sys::cublasOperation_t, cudarc::cublas::sys::cublasOperation_t),
-    (m, n, k): (i32, i32, i32),
-    alpha: *const c_void,
-    (a, a_type, lda): (u64, cudarc::cublas::sys::cudaDataType_t, i32),
-    (b, b_type, ldb): (u64, cudarc::cublas::sys::cudaDataType_t, i32),
-    beta: *const c_void,
-    (c, c_type, ldc): (u64, cudarc::cublas::sys::cudaDataType_t, i32),
-    compute: cudarc::cublas::sys::cublasComputeType_t,
-) -> Result<()> {
-    // SAFETY: the caller guarantees every pointer and shape.
+/// `gemm`'s pointers must be live device allocations of its types and shapes (with their
+/// leading dimensions).
+pub unsafe fn gemm_ex(handle: cudarc::cublas::sys::cublasHandle_t, gemm: &super::gemm::Gemm) -> Result<()> {
+    use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
+    let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
+    let g = gemm;
+    // SAFETY: the caller guarantees every pointer and shape; alpha and beta are 4 bytes of the
+    // compute type's scale type.
     unsafe {
         cudarc::cublas::result::gemm_ex(
             handle,
-            ops.0,
-            ops.1,
-            m,
-            n,
-            k,
-            alpha,
-            a as *const _,
-            a_type,
-            lda,
-            b as *const _,
-            b_type,
-            ldb,
-            beta,
-            c as *mut _,
-            c_type,
-            ldc,
-            compute,
+            op(g.trans.0),
+            op(g.trans.1),
+            g.m as i32,
+            g.n as i32,
+            g.k as i32,
+            g.one_zero.0.as_ptr() as *const c_void,
+            g.a.0 as *const _,
+            g.a.1,
+            g.a.2 as i32,
+            g.b.0 as *const _,
+            g.b.1,
+            g.b.2 as i32,
+            g.one_zero.1.as_ptr() as *const c_void,
+            g.c.0 as *mut _,
+            g.c.1,
+            g.c.2 as i32,
+            g.compute,
             cudarc::cublas::sys::cublasGemmAlgo_t::CUBLAS_GEMM_DEFAULT,
         )
     }?;

@@ -15,8 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use super::child::{Child, Line, Next};
 use super::families::{self, Shape};
+use super::phases::Phases;
 use super::plan::{hang_limit, spec_of, Job};
-use super::runner::{blank_entry, run_job, Event, Phases};
+use super::runner::{blank_entry, run_job, Event};
 use crate::error::{exit, LabError, Result};
 use crate::gpu::device::Gpu;
 use crate::schema::device::DeviceInfo;

@@ -52,6 +52,8 @@ pub struct Plan {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub enum Subject {
     Baseline,
+    /// The baseline's GEMM by the fastest of cuBLASLt's top heuristic candidates.
+    VendorBest,
     /// A variant as built.
     Variant {
         name: String,
@@ -145,6 +147,9 @@ pub fn jobs(plans: &[Plan], opts: &Options, seed: u64) -> Vec<Job> {
                 .iter()
                 .map(|shape| {
                     let mut subjects = if fam.info().baseline.is_some() { vec![Subject::Baseline] } else { Vec::new() };
+                    if fam.info().vendor_best {
+                        subjects.push(Subject::VendorBest);
+                    }
                     for v in &plan.variants {
                         subjects.push(Subject::Variant { name: v.name.clone() });
                         if let Some(rec) = tuning_for(&opts.tuned, fam, v, shape) {
@@ -183,7 +188,7 @@ pub fn hang_limit(fam: &dyn Family, spec: Option<&VariantSpec>, shape: &Shape, c
 /// The variant a subject names, if it names one.
 pub fn spec_of(subject: &Subject) -> Result<Option<&'static VariantSpec>> {
     match subject {
-        Subject::Baseline => Ok(None),
+        Subject::Baseline | Subject::VendorBest => Ok(None),
         Subject::Variant { name } | Subject::Tuned { name, .. } => registry::by_name(name).map(Some),
     }
 }
@@ -191,7 +196,7 @@ pub fn spec_of(subject: &Subject) -> Result<Option<&'static VariantSpec>> {
 /// The configuration a subject runs in: the manifest's, the stored tuning's, or none.
 pub fn config_of(subject: &Subject, spec: Option<&VariantSpec>) -> Option<Config> {
     match subject {
-        Subject::Baseline => None,
+        Subject::Baseline | Subject::VendorBest => None,
         Subject::Variant { .. } => spec.map(VariantSpec::config),
         Subject::Tuned { config, .. } => Some(config.clone()),
     }

@@ -12,10 +12,12 @@ use super::families::{self, can_run, Case, Family, Shape};
 use super::plan::{config_of, launch_of, spec_of, Job, Options, Plan, Subject};
 use super::telemetry::Sampler;
 use super::timing::{Samples, Timer};
+use super::vendor;
 use crate::error::{LabError, Result};
 use crate::gpu::availability::VENDOR_DECLINED;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::jit;
+use crate::gpu::lt::{Algo, Prepared};
 use crate::gpu::registry::VariantSpec;
 use crate::schema::check::Check;
 use crate::schema::device::DeviceInfo;
@@ -68,6 +70,7 @@ pub fn blank_entry(fam: &dyn Family, subject: &Subject, shape: &Shape, seed: u64
     let info = fam.info();
     let (variant, kind, tuned_at) = match subject {
         Subject::Baseline => (info.baseline.unwrap_or("baseline").to_string(), Kind::Baseline, None),
+        Subject::VendorBest => (vendor::NAME.to_string(), Kind::VendorBest, None),
         Subject::Variant { name } => (name.clone(), Kind::Variant, None),
         Subject::Tuned { name, tuned_at, .. } => (name.clone(), Kind::Tuned, Some(tuned_at.clone())),
     };
@@ -99,6 +102,7 @@ pub fn blank_entry(fam: &dyn Family, subject: &Subject, shape: &Shape, seed: u64
         timing: None,
         paired: None,
         wall: None,
+        vendor_algo: None,
     })
 }
 
@@ -162,6 +166,7 @@ pub fn notes(plans: &[Plan], entries: &[Entry], dev: &DeviceInfo) -> Vec<String>
             let mine: Vec<&Entry> = entries.iter().filter(|e| e.family == name).collect();
             p.family.notes(&mine, dev).into_iter().map(move |n| format!("{name}: {n}"))
         })
+        .chain(vendor::notes(entries))
         .collect()
 }
 
@@ -238,16 +243,44 @@ pub fn measure(
         },
     };
     let gpu = &*gpu;
-    let k = kernel.as_deref();
-    let precision = fam.info().precision;
+    let mut timer = timer;
     let is_fault = |err: &LabError| matches!(err, LabError::Driver(_));
+    // The vendor's best: cuBLASLt's candidates searched first, the winner measured as any subject.
+    let mut best = None;
+    if *subject == Subject::VendorBest {
+        let Some(gemm) = case.vendor_gemm(gpu) else {
+            e.reason = Some("the family does not describe its baseline as a GEMM".into());
+            return Ok((e, false));
+        };
+        let lt = match Prepared::new(gpu, gemm) {
+            Ok(lt) => lt,
+            Err(err) => {
+                e.reason = Some(err.to_string());
+                return Ok((e, false));
+            }
+        };
+        match vendor::search(gpu, fam, case, &lt, timer.as_deref_mut()) {
+            Ok(Some((algo, how))) => {
+                e.vendor_algo = Some(how);
+                best = Some((lt, algo));
+            }
+            Ok(None) => return Ok((failed(e, "no cuBLASLt candidate passed the check".into()), false)),
+            Err(err) => return Ok((failed(e, format!("launch failed: {err}")), is_fault(&err))),
+        }
+    }
+    let code = match (kernel.as_deref(), &best) {
+        (Some(k), _) => Code::Kernel(k),
+        (None, Some((lt, algo))) => Code::Algo(lt, algo),
+        (None, None) => Code::Vendor,
+    };
+    let precision = fam.info().precision;
     let mut wall = Wall::default();
     let clock = std::time::Instant::now();
 
     // Correct first: poisoned output, one launch, the check.
     let first = (|| -> Result<Check> {
         case.poison(gpu)?;
-        launch(case, gpu, k)?;
+        launch(case, gpu, &code)?;
         gpu.sync()?;
         case.check(gpu, precision)
     })();
@@ -255,7 +288,7 @@ pub fn measure(
     let first = match first {
         Ok(c) => c,
         // The vendor library declining a shape is its declared limit, not a failure.
-        Err(LabError::Cublas(err)) if k.is_none() && err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => {
+        Err(LabError::Cublas(err)) if matches!(code, Code::Vendor) && err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => {
             e.reason = Some(VENDOR_DECLINED.into());
             return Ok((e, false));
         }
@@ -275,18 +308,18 @@ pub fn measure(
     let timed = if pair {
         // Rates at any one time are in proportion to the declared work in the family's unit.
         let work_ratio = e.work.rate(e.unit, 1.0) / fam.work(shape, None).rate(e.unit, 1.0);
-        timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, k) } else { case.launch_baseline(gpu) }, work_ratio).map(
+        timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, &code) } else { case.launch_baseline(gpu) }, work_ratio).map(
             |p| {
                 let paired = Interval::of_median(&p.ratios).map(|ratio| Paired {
                     ratio,
                     pairs: p.ratios.len(),
                     baseline_ms: Summary::of(&p.baseline_ms).map_or(f64::NAN, |s| s.median_ms),
                 });
-                (Samples { ms: p.subject_ms, dropped: p.dropped }, paired)
+                (Samples { ms: p.subject_ms, dropped: p.dropped, launches: p.launches }, paired)
             },
         )
     } else {
-        timer.samples(gpu, policy, &mut || launch(case, gpu, k)).map(|s| (s, None))
+        timer.samples(gpu, policy, &mut || launch(case, gpu, &code)).map(|s| (s, None))
     };
     let telemetry = sampler.and_then(Sampler::finish);
     let (samples, paired) = match timed {
@@ -308,86 +341,27 @@ pub fn measure(
     e.rate = summary.map(|s| e.work.rate(e.unit, s.median_ms));
     e.vs_peak = e.rate.zip(e.peak).map(|(r, p)| r / p);
     e.time = summary;
-    e.timing = Interval::of_median(&samples.ms).map(|median| Timing { regime: policy.regime, dropped: samples.dropped, median });
+    e.timing = Interval::of_median(&samples.ms).map(|median| Timing {
+        regime: policy.regime,
+        dropped: samples.dropped,
+        median,
+        launches: samples.launches,
+    });
     e.paired = paired;
     Ok((e, false))
 }
 
-fn launch(case: &mut dyn Case, gpu: &Gpu, kernel: Option<&Kernel>) -> Result<()> {
-    match kernel {
-        Some(k) => case.launch(gpu, k),
-        None => case.launch_baseline(gpu),
-    }
+/// What a subject runs: the vendor's default call, a kernel, or a cuBLASLt algorithm.
+enum Code<'a> {
+    Vendor,
+    Kernel(&'a Kernel),
+    Algo(&'a Prepared, &'a Algo),
 }
 
-/// Where a run's wall time goes, from its events as they arrive: starting workers, preparing
-/// inputs and references, and per subject its check, its timing and its re-check (from the
-/// entry's own clock), and what is left over (loading kernels, writing results, the progress bar).
-#[derive(Debug, Default)]
-pub struct Phases {
-    mark: Option<std::time::Instant>,
-    preparing: bool,
-    pub worker_start_s: f64,
-    pub prepare_s: f64,
-    pub verify_s: f64,
-    pub timing_s: f64,
-    pub recheck_s: f64,
-    pub other_s: f64,
-}
-
-impl Phases {
-    fn lap(&mut self) -> f64 {
-        let now = std::time::Instant::now();
-        let s = self.mark.map_or(0.0, |m| now.duration_since(m).as_secs_f64());
-        self.mark = Some(now);
-        s
-    }
-
-    /// A worker was started.
-    pub fn spawned(&mut self) {
-        self.mark = Some(std::time::Instant::now());
-        self.preparing = false;
-    }
-
-    /// The first event of a worker ends its start.
-    pub fn started(&mut self) {
-        self.worker_start_s += self.lap();
-    }
-
-    pub fn on(&mut self, event: &Event) {
-        let s = self.lap();
-        match event {
-            Event::Preparing { .. } => {
-                self.other_s += s;
-                self.preparing = true;
-            }
-            Event::Start { .. } if self.preparing => {
-                self.prepare_s += s;
-                self.preparing = false;
-            }
-            Event::Start { .. } => self.other_s += s,
-            Event::Entry { entry, .. } => {
-                let w = entry.wall.unwrap_or_default();
-                self.verify_s += w.verify_s;
-                self.timing_s += w.timing_s;
-                self.recheck_s += w.recheck_s;
-                self.other_s += (s - w.verify_s - w.timing_s - w.recheck_s).max(0.0);
-            }
-        }
-    }
-
-    /// The phases as (name, seconds), for the run's end record and the bench's last lines.
-    pub fn list(&self) -> Vec<(String, f64)> {
-        [
-            ("worker start", self.worker_start_s),
-            ("inputs and references", self.prepare_s),
-            ("verification", self.verify_s),
-            ("timing", self.timing_s),
-            ("re-check", self.recheck_s),
-            ("other", self.other_s),
-        ]
-        .into_iter()
-        .map(|(n, s)| (n.to_string(), s))
-        .collect()
+fn launch(case: &mut dyn Case, gpu: &Gpu, code: &Code) -> Result<()> {
+    match code {
+        Code::Vendor => case.launch_baseline(gpu),
+        Code::Kernel(k) => case.launch(gpu, k),
+        Code::Algo(lt, algo) => lt.launch(gpu, algo),
     }
 }

@@ -1,20 +1,21 @@
 //! GPU time from CUDA events: warm-up, then samples in rounds, each after an L2 flush (so every
-//! sample reads its inputs from DRAM as a cold call would), until the median's 95% interval is
-//! as narrow as the policy asks or its caps are reached. A subject with a baseline is timed in
+//! sample reads its inputs from DRAM as a cold call would, and finds no dirty lines to write
+//! back), until the median's 95% interval is as narrow as the policy asks or its caps are reached. A subject with a baseline is timed in
 //! pairs with it, in alternating order, so both see the same thermal and power state and the
 //! ratio comes from the pairs; each timed launch follows an untimed one of its own. In the burst
-//! regime each sample follows a rest and a warm-up
-//! launch, and samples that did not run at full clock are dropped and counted.
+//! regime each sample follows a rest and a warm-up launch, and samples that did not run at full
+//! clock are dropped and counted. In the hot regime a sample is a CUDA graph of back-to-back
+//! launches without flushes, its time divided by their number.
 
 use std::time::Duration;
 
-use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{CudaEvent, CudaSlice, DevicePtr};
+use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
+use cudarc::driver::{CudaEvent, CudaGraph};
 
 use super::telemetry;
-use crate::error::Result;
+use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
-use crate::gpu::driver;
+use crate::gpu::flush::Flush;
 use crate::schema::run::{Policy, Regime};
 use crate::schema::stats::Interval;
 
@@ -25,12 +26,18 @@ const ROUND: usize = 8;
 const REST: Duration = Duration::from_millis(50);
 /// The burst regime keeps samples at or above this share of the maximum SM clock.
 const CLOCK_FLOOR: f64 = 0.9;
+/// The hot regime's graph holds launches for about this much GPU time (at most `HOT_MAX`), so
+/// that the events' resolution and the graph's own launch are small beside it.
+const HOT_SAMPLE_MS: f64 = 2.0;
+const HOT_MAX: usize = 1000;
 
 /// What sampling one subject gave.
 #[derive(Debug, Clone)]
 pub struct Samples {
     pub ms: Vec<f64>,
     pub dropped: usize,
+    /// Launches per sample (the hot regime's graph; else 1).
+    pub launches: usize,
 }
 
 /// What sampling a subject against its baseline gave: the pairs' times, each pair's ratio of
@@ -41,37 +48,24 @@ pub struct Pairs {
     pub baseline_ms: Vec<f64>,
     pub ratios: Vec<f64>,
     pub dropped: usize,
+    /// The subject's launches per sample.
+    pub launches: usize,
 }
 
 /// A launch to time.
 pub type Launch<'a> = dyn FnMut() -> Result<()> + 'a;
 
-/// Times launches on a GPU. Owns the buffer used to flush L2 between samples.
+/// Times launches on a GPU. Owns the flush of L2 between samples.
 pub struct Timer {
-    flush: CudaSlice<u8>,
-    value: u8,
+    flush: Flush,
     /// NVML's index of the GPU and its maximum SM clock, MHz, for the burst regime's check.
     nvml_index: u32,
     max_mhz: f64,
 }
 
 impl Timer {
-    /// The flush buffer is twice the L2 size: writing it evicts whatever the last launch left.
     pub fn new(gpu: &Gpu) -> Result<Timer> {
-        let bytes = (2 * gpu.info.l2_bytes as usize).max(8 << 20);
-        Ok(Timer {
-            flush: gpu.stream.alloc_zeros::<u8>(bytes)?,
-            value: 0,
-            nvml_index: gpu.info.ordinal as u32,
-            max_mhz: gpu.info.sm_clock_khz as f64 / 1e3,
-        })
-    }
-
-    fn flush(&mut self, gpu: &Gpu) -> Result<()> {
-        self.value = self.value.wrapping_add(1);
-        let (ptr, _sync) = self.flush.device_ptr(&gpu.stream);
-        // SAFETY: writes exactly the flush buffer's own bytes on the GPU's stream.
-        unsafe { driver::memset(ptr, self.value, self.flush.len(), gpu.cu_stream()?) }
+        Ok(Timer { flush: Flush::new(gpu)?, nvml_index: gpu.info.ordinal as u32, max_mhz: gpu.info.sm_clock_khz as f64 / 1e3 })
     }
 
     fn event(gpu: &Gpu) -> Result<CudaEvent> {
@@ -81,7 +75,7 @@ impl Timer {
     /// One flushed launch between two recorded events (read later).
     fn queue(&mut self, gpu: &Gpu, launch: &mut Launch) -> Result<(CudaEvent, CudaEvent)> {
         let (start, end) = (Self::event(gpu)?, Self::event(gpu)?);
-        self.flush(gpu)?;
+        self.flush.run(gpu)?;
         start.record(&gpu.stream)?;
         launch()?;
         end.record(&gpu.stream)?;
@@ -90,6 +84,30 @@ impl Timer {
 
     fn read(events: &(CudaEvent, CudaEvent)) -> Result<f64> {
         Ok(events.0.elapsed_ms(&events.1)? as f64)
+    }
+
+    /// The hot regime's graph for a launch that takes `one_ms`: enough back-to-back launches for
+    /// `HOT_SAMPLE_MS`, captured from the stream, uploaded and run once; with their number.
+    fn capture(gpu: &Gpu, launch: &mut Launch, one_ms: f64) -> Result<(CudaGraph, usize)> {
+        let count = ((HOT_SAMPLE_MS / one_ms.max(1e-4)).ceil() as usize).clamp(1, HOT_MAX);
+        gpu.ctx.bind_to_thread()?;
+        gpu.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        let issued = (0..count).try_for_each(|_| launch());
+        let graph = gpu.stream.end_capture(CUgraphInstantiate_flags(0));
+        issued?;
+        let graph = graph?.ok_or_else(|| LabError::Unavailable("the graph capture recorded nothing".into()))?;
+        graph.upload()?;
+        graph.launch()?;
+        Ok((graph, count))
+    }
+
+    /// One hot sample: the graph between two events, no flush; the time of one launch, ms.
+    fn hot(gpu: &Gpu, (graph, count): &(CudaGraph, usize)) -> Result<f64> {
+        let (start, end) = (Self::event(gpu)?, Self::event(gpu)?);
+        start.record(&gpu.stream)?;
+        graph.launch()?;
+        end.record(&gpu.stream)?;
+        Ok(Self::read(&(start, end))? / *count as f64)
     }
 
     /// Warm-up: at least two launches and `warmup_s` of GPU time; one launch's time, ms.
@@ -123,11 +141,16 @@ impl Timer {
     /// Samples of one subject until its median's interval is within the policy's target (or the
     /// policy's caps), in the policy's regime.
     pub fn samples(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut Launch) -> Result<Samples> {
-        self.warm(gpu, policy, launch)?;
-        let mut out = Samples { ms: Vec::new(), dropped: 0 };
+        let one = self.warm(gpu, policy, launch)?;
+        let hot = if policy.regime == Regime::Hot { Some(Self::capture(gpu, launch, one)?) } else { None };
+        let mut out = Samples { ms: Vec::new(), dropped: 0, launches: hot.as_ref().map_or(1, |h| h.1) };
         let mut spent = 0.0;
         loop {
             let round: Vec<f64> = match policy.regime {
+                Regime::Hot => {
+                    let h = hot.as_ref().expect("captured above");
+                    (0..ROUND).map(|_| Self::hot(gpu, h)).collect::<Result<_>>()?
+                }
                 Regime::Sustained => {
                     let queued = (0..ROUND).map(|_| self.queue(gpu, launch)).collect::<Result<Vec<_>>>()?;
                     queued.iter().map(Self::read).collect::<Result<_>>()?
@@ -146,7 +169,7 @@ impl Timer {
                     vec![t]
                 }
             };
-            spent += round.iter().sum::<f64>() / 1e3;
+            spent += round.iter().sum::<f64>() * out.launches as f64 / 1e3;
             out.ms.extend(round);
             let half = Interval::of_median(&out.ms).map_or(f64::INFINITY, |i| i.half_width());
             if policy.enough(out.ms.len(), spent, half) {
@@ -162,11 +185,21 @@ impl Timer {
     /// work over the baseline's, so each ratio is one of rates. The subject runs last, so its
     /// output is what the timed launches left.
     pub fn pairs(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut dyn FnMut(bool) -> Result<()>, work_ratio: f64) -> Result<Pairs> {
-        self.warm(gpu, policy, &mut || launch(false))?;
-        self.warm(gpu, policy, &mut || launch(true))?;
-        let mut out = Pairs { subject_ms: Vec::new(), baseline_ms: Vec::new(), ratios: Vec::new(), dropped: 0 };
+        let base_ms = self.warm(gpu, policy, &mut || launch(false))?;
+        let subject_ms = self.warm(gpu, policy, &mut || launch(true))?;
+        let hot = match policy.regime {
+            Regime::Hot => {
+                Some([Self::capture(gpu, &mut || launch(false), base_ms)?, Self::capture(gpu, &mut || launch(true), subject_ms)?])
+            }
+            _ => None,
+        };
+        let launches = hot.as_ref().map_or(1, |h| h[1].1);
+        let mut out = Pairs { subject_ms: Vec::new(), baseline_ms: Vec::new(), ratios: Vec::new(), dropped: 0, launches };
         let mut spent = 0.0;
         let mut one = |timer: &mut Timer, subject: bool| -> Result<Option<f64>> {
+            if let Some(h) = &hot {
+                return Self::hot(gpu, &h[subject as usize]).map(Some);
+            }
             let mut go = || launch(subject);
             // Each timed launch follows an untimed one of its own kernel (after a rest, in the
             // burst regime), as its samples alone would: on the H200 cuBLAS SGEMM ran up to 4%
@@ -174,7 +207,7 @@ impl Timer {
             // from one process to the next while the variant's own time held to 0.1%.
             match policy.regime {
                 Regime::Burst => timer.settle(gpu, &mut go)?,
-                Regime::Sustained => go()?,
+                Regime::Sustained | Regime::Hot => go()?,
             }
             let t = Self::read(&timer.queue(gpu, &mut go)?)?;
             Ok(timer.full_clock(policy).then_some(t))
@@ -186,7 +219,7 @@ impl Timer {
             let (b, s) = if flip { (second, first) } else { (first, second) };
             match (b, s) {
                 (Some(b), Some(s)) => {
-                    spent += (b + s) / 1e3;
+                    spent += (b + s) * launches as f64 / 1e3;
                     out.baseline_ms.push(b);
                     out.subject_ms.push(s);
                     out.ratios.push(work_ratio * b / s);

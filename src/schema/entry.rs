@@ -63,6 +63,10 @@ pub enum Kind {
     Variant,
     /// A variant in the configuration `kernel-lab tune` stored for this device.
     Tuned,
+    /// The vendor library at its best for the shape: the fastest of cuBLASLt's top heuristic
+    /// candidates (the GEMM families), beside the default call.
+    #[serde(rename = "vendor_best")]
+    VendorBest,
 }
 
 /// An entry's identity across runs: the same key in two runs is the same measurement repeated.
@@ -86,6 +90,10 @@ pub enum Regime {
     /// brings the clocks back; samples below 90% of the maximum SM clock or under a power-cap
     /// throttle are dropped and counted. What ncu and published figures measure.
     Burst,
+    /// Launches back to back from a CUDA graph, inputs warm in L2, no flush: the time per
+    /// launch of a small, launch-bound problem run over and over (a layer in a captured model),
+    /// without the CPU's launch cost or a cold cache. Not comparable with the other two.
+    Hot,
 }
 
 impl Regime {
@@ -93,6 +101,7 @@ impl Regime {
         match self {
             Regime::Sustained => "sustained",
             Regime::Burst => "burst",
+            Regime::Hot => "hot (CUDA graph, L2 warm)",
         }
     }
 }
@@ -105,6 +114,15 @@ pub struct Timing {
     pub dropped: usize,
     /// The median time, ms, with its 95% interval.
     pub median: Interval,
+    /// Launches per sample: a hot sample is one graph of several launches, its time divided.
+    #[serde(default = "Timing::one")]
+    pub launches: usize,
+}
+
+impl Timing {
+    fn one() -> usize {
+        1
+    }
 }
 
 /// The ratio to the baseline, from the baseline and the variant timed in alternation (pairs),
@@ -178,6 +196,9 @@ pub struct Entry {
     pub paired: Option<Paired>,
     #[serde(default)]
     pub wall: Option<Wall>,
+    /// The vendor library's algorithm a `VendorBest` entry ran, and how it was chosen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vendor_algo: Option<String>,
 }
 
 impl Entry {
@@ -197,10 +218,11 @@ impl Entry {
         }
     }
 
-    /// The configuration as tables show it: "vendor library" for the baseline.
+    /// The configuration as tables show it: "vendor library" for the baseline, the algorithm
+    /// for the vendor's best.
     pub fn config_label(&self) -> String {
         match (&self.config, &self.tuned_at) {
-            (None, _) => "vendor library".to_string(),
+            (None, _) => self.vendor_algo.clone().unwrap_or_else(|| "vendor library".to_string()),
             (Some(c), None) => c.label(),
             (Some(c), Some(at)) => format!("{} ({at})", c.label()),
         }

@@ -33,5 +33,6 @@ pub fn sgemm_entry(variant: &str, n: u64, rate: f64) -> Entry {
         timing: None,
         paired: None,
         wall: None,
+        vendor_algo: None,
     }
 }

@@ -3,6 +3,7 @@
 
 mod info;
 mod measure;
+mod profile;
 mod results;
 mod run;
 
@@ -59,6 +60,9 @@ enum Cmd {
     Report(results::ReportArgs),
     /// Search a family's tunable constants on this GPU; store the best per variant and shape.
     Tune(measure::TuneArgs),
+    /// One variant checked once, then launched in NVTX ranges named after it, for ncu or nsys
+    /// (the ncu command is printed).
+    Profile(profile::ProfileArgs),
     /// Host <-> device copies from pageable and pinned memory, 4 KB to 1 GB, and copy/kernel overlap.
     Transfers(measure::TransfersArgs),
     /// Several GPUs: links, peer copies, NCCL collectives and data-parallel scaling (needs 2+).
@@ -145,6 +149,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         Cmd::Tune(args) => measure::tune(&args),
         Cmd::TuneCandidate(args) => measure::candidate(&args),
         Cmd::Transfers(args) => measure::transfers(&args),
+        Cmd::Profile(args) => profile::profile(&args),
         Cmd::Multi(args) => measure::multi(&args),
     }
 }

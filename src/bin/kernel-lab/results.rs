@@ -171,11 +171,12 @@ pub fn compare(args: &CompareArgs) -> Result<u8> {
     }
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let summary = format!(
-        "{} entries: {} faster, {} slower, {} the same",
+        "{} entries: {} faster, {} slower, {} the same, {} unjudged (sustained rates without a pair)",
         rows.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
-        count(Verdict::Same)
+        count(Verdict::Same),
+        count(Verdict::Unjudged)
     );
     // JSON on stdout stays one document; the summary goes beside it.
     match args.format {

@@ -10,8 +10,9 @@ use kernel_lab::analysis::store::{self, Group, Recorder};
 use kernel_lab::error::exit;
 use kernel_lab::gpu::device::{self, Gpu};
 use kernel_lab::measure::isolate::Isolation;
+use kernel_lab::measure::phases::Phases;
 use kernel_lab::measure::plan::{self, Job, Options};
-use kernel_lab::measure::runner::{self, Event, Phases, Ratios};
+use kernel_lab::measure::runner::{self, Event, Ratios};
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Status};
 use kernel_lab::schema::run::{Record, Regime, RunKind};
@@ -165,8 +166,9 @@ pub fn verify(args: &RunArgs, fuzz: Option<usize>) -> Result<u8> {
 /// How a bench is timed.
 #[derive(clap::Args)]
 pub struct TimingArgs {
-    /// The power state samples are taken in: sustained (back to back, the power cap included)
-    /// or burst (a rest before each sample, clocks brought back, slow samples dropped).
+    /// How samples are taken: sustained (back to back after an L2 flush, the power cap
+    /// included), burst (a rest before each sample, clocks brought back, slow samples dropped),
+    /// or hot (a CUDA graph of back-to-back launches, L2 warm: for small, launch-bound sizes).
     #[arg(long, value_enum, default_value = "sustained")]
     regime: RegimeArg,
     /// Stop sampling once the estimate's 95% interval is within this many percent of it.
@@ -178,6 +180,7 @@ pub struct TimingArgs {
 enum RegimeArg {
     Sustained,
     Burst,
+    Hot,
 }
 
 pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, markdown: bool) -> Result<u8> {
@@ -185,6 +188,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, markdown: bool) ->
     opts.regime = match timing.regime {
         RegimeArg::Sustained => Regime::Sustained,
         RegimeArg::Burst => Regime::Burst,
+        RegimeArg::Hot => Regime::Hot,
     };
     if let Some(t) = timing.target {
         if !(t.is_finite() && t > 0.0 && t < 100.0) {

@@ -1,7 +1,8 @@
 //! What every family's cases share: seeds derived from the run's, random inputs (never zeros,
-//! never a pattern), NaN poison, and the streaming families' baseline, cudaMemcpy.
+//! never a pattern), NaN poison, reading outputs back, and the streaming families' baseline,
+//! cudaMemcpy.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 use rand::{RngExt, SeedableRng};
 
 use super::Shape;
@@ -52,4 +53,30 @@ pub fn memcpy_d2d<T>(gpu: &Gpu, dst: &mut CudaSlice<T>, src: &CudaSlice<T>) -> R
     let (d, _d) = dst.device_ptr_mut(&gpu.stream);
     // SAFETY: both buffers hold at least `bytes` bytes and are distinct allocations.
     unsafe { driver::copy(d, s, bytes, gpu.cu_stream()?) }
+}
+
+/// A page-locked host buffer an output is read back into, kept for the case's life. Reading a
+/// large array into fresh pageable memory each time was the bench's largest cost: 0.67 s per
+/// check of a 512 MiB array on the H200 (`bench --quick`: 26 s of its 53 s in the memory family's
+/// checks), against ~50 GB/s for a copy into pinned memory.
+pub struct Readback<T>(Option<PinnedHostSlice<T>>);
+
+impl<T> Default for Readback<T> {
+    fn default() -> Self {
+        Readback(None)
+    }
+}
+
+impl<T: DeviceRepr + ValidAsZeroBits> Readback<T> {
+    /// `src` as it is on the GPU once the stream's work so far is done.
+    pub fn read(&mut self, gpu: &Gpu, src: &CudaSlice<T>) -> Result<&[T]> {
+        if self.0.as_ref().is_none_or(|p| p.len() != src.len()) {
+            // Plain pinned memory: the default write-combined kind is slow for the CPU to read.
+            // SAFETY: the buffer is only read after the copy below fills it.
+            self.0 = Some(unsafe { gpu.ctx.alloc_pinned_with_flags::<T>(src.len(), 0) }?);
+        }
+        let host = self.0.as_mut().expect("allocated above");
+        gpu.stream.memcpy_dtoh(src, host)?;
+        Ok(host.as_slice()?)
+    }
 }

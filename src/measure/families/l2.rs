@@ -24,6 +24,7 @@ pub struct L2;
 static INFO: FamilyInfo = FamilyInfo {
     name: "l2",
     baseline: Some(MEMCPY_D2D),
+    vendor_best: false,
     precision: Precision::Exact,
     unit: Unit::Gbs,
     arithmetic: sheet::Precision::Fp32,

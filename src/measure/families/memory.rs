@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::inputs::{memcpy_d2d, poison, random_f32, MEMCPY_D2D};
+use super::inputs::{memcpy_d2d, poison, random_f32, Readback, MEMCPY_D2D};
 use super::shapes::array_sizes;
 use super::{Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::{LabError, Result};
@@ -20,6 +20,7 @@ pub struct Memory;
 static INFO: FamilyInfo = FamilyInfo {
     name: "memory",
     baseline: Some(MEMCPY_D2D),
+    vendor_best: false,
     precision: Precision::Exact,
     unit: Unit::Gbs,
     arithmetic: sheet::Precision::Fp32,
@@ -71,6 +72,7 @@ impl Family for Memory {
             b,
             c,
             op: StreamOp::Copy,
+            out: Readback::default(),
         }))
     }
 }
@@ -83,6 +85,7 @@ struct StreamCase {
     c_dev: CudaSlice<f32>,
     /// The operation of the last launch, which the check recomputes.
     op: StreamOp,
+    out: Readback<f32>,
 }
 
 impl Case for StreamCase {
@@ -111,9 +114,9 @@ impl Case for StreamCase {
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
-        let out = gpu.stream.clone_dtoh(&self.a_dev)?;
+        let out = self.out.read(gpu, &self.a_dev)?;
         let o = self.op;
         let (b, c) = (&self.b, &self.c);
-        Ok(verify::check(&out, b.len(), &|i| (i, op(o, b[i], c[i]) as f64), precision))
+        Ok(verify::check(out, b.len(), &|i| (i, op(o, b[i], c[i]) as f64), precision))
     }
 }

@@ -21,6 +21,7 @@ use crate::facts::launch::{Grid, Launch};
 use crate::facts::sheet;
 use crate::gpu::availability::{self, Source};
 use crate::gpu::device::{Gpu, Kernel};
+use crate::gpu::lt;
 use crate::gpu::registry::{Config, VariantSpec};
 use crate::schema::check::{Check, Precision};
 use crate::schema::device::DeviceInfo;
@@ -33,6 +34,9 @@ pub struct FamilyInfo {
     /// The vendor routine every variant is compared with; None where there is none (the peak
     /// family compares with the spec sheet instead).
     pub baseline: Option<&'static str>,
+    /// Whether the baseline is a GEMM cuBLASLt can run (`Case::vendor_gemm`), so that it is also
+    /// timed at its best.
+    pub vendor_best: bool,
     /// How close to the reference its outputs must come.
     pub precision: Precision,
     pub unit: Unit,
@@ -93,6 +97,12 @@ pub trait Case {
     fn poison(&mut self, gpu: &Gpu) -> Result<()>;
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()>;
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()>;
+    /// The baseline's GEMM as cuBLASLt takes it, for the GEMM families, whose vendor baseline is
+    /// also timed at its best (the fastest of cuBLASLt's top heuristic candidates).
+    fn vendor_gemm(&self, gpu: &Gpu) -> Option<lt::Gemm> {
+        let _ = gpu;
+        None
+    }
     /// Compares the output now on the GPU with the reference.
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check>;
 }

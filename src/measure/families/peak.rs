@@ -27,6 +27,7 @@ pub struct Peak;
 static INFO: FamilyInfo = FamilyInfo {
     name: "peak",
     baseline: None,
+    vendor_best: false,
     precision: Precision::Exact,
     unit: Unit::Tflops,
     arithmetic: SheetPrecision::Fp32,

@@ -5,7 +5,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::inputs::{memcpy_d2d, poison, random_unit_f32, MEMCPY_D2D};
+use super::inputs::{memcpy_d2d, poison, random_unit_f32, Readback, MEMCPY_D2D};
 use super::shapes::array_sizes;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::Result;
@@ -22,6 +22,7 @@ pub struct Reduce;
 static INFO: FamilyInfo = FamilyInfo {
     name: "reduce",
     baseline: Some(MEMCPY_D2D),
+    vendor_best: false,
     precision: Precision::Fp32,
     unit: Unit::Gbs,
     arithmetic: sheet::Precision::Fp32,
@@ -55,6 +56,8 @@ impl Family for Reduce {
             n,
             total,
             result: None,
+            host,
+            out: Readback::default(),
         }))
     }
 }
@@ -70,6 +73,9 @@ struct ReduceCase {
     counter: CudaSlice<u32>,
     /// Where the last launch left its total (buffer, index); None after the baseline.
     result: Option<(usize, usize)>,
+    /// The input, which the baseline's copy must equal.
+    host: Vec<f32>,
+    out: Readback<f32>,
 }
 
 impl Case for ReduceCase {
@@ -126,9 +132,8 @@ impl Case for ReduceCase {
                 Ok(verify::check(&got, 1, &|_| (0, total), precision))
             }
             None => {
-                let src = gpu.stream.clone_dtoh(&self.src)?;
-                let out = gpu.stream.clone_dtoh(&self.copy)?;
-                Ok(verify::check(&out, src.len(), &|i| (i, src[i] as f64), Precision::Exact))
+                let (src, out) = (&self.host, self.out.read(gpu, &self.copy)?);
+                Ok(verify::check(out, src.len(), &|i| (i, src[i] as f64), Precision::Exact))
             }
         }
     }

@@ -1,7 +1,7 @@
 //! The sgemm family: row-major C = A·B in fp32 (alpha = 1, beta = 0) against cuBLAS SGEMM.
 //! Shape: [m, n, k]. Work: 2mnk FLOPs; A and B read once, C written once.
 
-use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
+use cudarc::cublas::sys::{cublasComputeType_t, cublasOperation_t::CUBLAS_OP_N, cudaDataType_t};
 use cudarc::cublas::{Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use rand::{RngExt, SeedableRng};
@@ -13,6 +13,7 @@ use crate::facts::launch::Launch;
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_gemm_f32_args;
+use crate::gpu::lt;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
 use crate::schema::entry::{Unit, Work};
@@ -22,6 +23,7 @@ pub struct Sgemm;
 static INFO: FamilyInfo = FamilyInfo {
     name: "sgemm",
     baseline: Some("cuBLAS SGEMM"),
+    vendor_best: true,
     precision: Precision::Fp32,
     unit: Unit::Tflops,
     arithmetic: sheet::Precision::Fp32,
@@ -199,6 +201,26 @@ impl Case for GemmCase {
         let blas = gpu.blas()?;
         // SAFETY: the buffers hold k*n, m*k and m*n floats, matching cfg's shapes and strides.
         unsafe { blas.gemm(cfg, &self.b, &self.a, &mut self.c) }.map_err(LabError::from)
+    }
+
+    /// The same product as cuBLASLt takes it (cublasSgemm's types: fp32 in, out and compute).
+    fn vendor_gemm(&self, gpu: &Gpu) -> Option<lt::Gemm> {
+        let (m, n, k) = (self.m as u64, self.n as u64, self.k as u64);
+        let (a, _a) = self.a.device_ptr(&gpu.stream);
+        let (b, _b) = self.b.device_ptr(&gpu.stream);
+        let (c, _c) = self.c.device_ptr(&gpu.stream);
+        let f32 = cudaDataType_t::CUDA_R_32F;
+        Some(lt::Gemm {
+            trans: (false, false),
+            m: n,
+            n: m,
+            k,
+            a: (b, f32, n as i64),
+            b: (a, f32, k as i64),
+            c: (c, f32, n as i64),
+            compute: cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            one_zero: (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes()),
+        })
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {

@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::inputs::{memcpy_d2d, poison, random_f32, MEMCPY_D2D};
+use super::inputs::{memcpy_d2d, poison, random_f32, Readback, MEMCPY_D2D};
 use super::{Case, Family, FamilyInfo, Shape, Shapes};
 use crate::error::Result;
 use crate::facts::launch::Launch;
@@ -19,6 +19,7 @@ pub struct Transpose;
 static INFO: FamilyInfo = FamilyInfo {
     name: "transpose",
     baseline: Some(MEMCPY_D2D),
+    vendor_best: false,
     precision: Precision::Exact,
     unit: Unit::Gbs,
     arithmetic: sheet::Precision::Fp32,
@@ -57,6 +58,7 @@ impl Family for Transpose {
             rows,
             cols,
             baseline: false,
+            out: Readback::default(),
         }))
     }
 }
@@ -87,6 +89,7 @@ struct TransposeCase {
     src: CudaSlice<f32>,
     dst: CudaSlice<f32>,
     baseline: bool,
+    out: Readback<f32>,
 }
 
 impl Case for TransposeCase {
@@ -110,8 +113,8 @@ impl Case for TransposeCase {
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
-        let out = gpu.stream.clone_dtoh(&self.dst)?;
+        let out = self.out.read(gpu, &self.dst)?;
         let want = if self.baseline { &self.host } else { &self.want };
-        Ok(verify::check(&out, want.len(), &|i| (i, want[i] as f64), precision))
+        Ok(verify::check(out, want.len(), &|i| (i, want[i] as f64), precision))
     }
 }

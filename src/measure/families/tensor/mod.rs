@@ -10,11 +10,7 @@ pub mod tma;
 
 use std::marker::PhantomData;
 
-use cudarc::cublas::sys::{
-    cublasComputeType_t,
-    cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T},
-    cudaDataType_t,
-};
+use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
 use cudarc::driver::sys::CUtensorMapDataType;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
 use half::f16;
@@ -29,6 +25,7 @@ use crate::facts::sheet::{self, Precision as SheetPrecision};
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
 use crate::gpu::ffi::{lab_gemm_tc_args, lab_gemm_tma_args};
+use crate::gpu::lt;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
 use crate::schema::device::DeviceInfo;
@@ -59,6 +56,7 @@ pub trait Kind: Sync + Send + 'static {
 static TENSOR_INFO: FamilyInfo = FamilyInfo {
     name: "tensor",
     baseline: Some("cuBLAS GemmEx fp16"),
+    vendor_best: true,
     precision: Precision::Fp16F32Acc,
     unit: Unit::Tflops,
     arithmetic: SheetPrecision::Fp16F32Acc,
@@ -92,6 +90,7 @@ impl Kind for Fp16 {
 static TF32_INFO: FamilyInfo = FamilyInfo {
     name: "tf32",
     baseline: Some("cuBLAS GemmEx tf32"),
+    vendor_best: true,
     precision: Precision::Tf32,
     unit: Unit::Tflops,
     arithmetic: SheetPrecision::Tf32,
@@ -125,6 +124,7 @@ impl Kind for Tf32 {
 static INT8_INFO: FamilyInfo = FamilyInfo {
     name: "int8",
     baseline: Some("cuBLAS GemmEx int8"),
+    vendor_best: true,
     precision: Precision::Exact,
     unit: Unit::Tflops,
     arithmetic: SheetPrecision::Int8,
@@ -282,34 +282,33 @@ impl<K: Kind> Case for MmaCase<K> {
         unsafe { kernel.launch(gpu, grid, &args) }
     }
 
+    fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
+        let g = self.vendor_gemm(gpu).expect("every Tensor Core case describes its GEMM");
+        // SAFETY: vendor_gemm describes this case's buffers, which live as long as the case.
+        unsafe { driver::gemm_ex(*gpu.blas()?.handle(), &g) }
+    }
+
     /// Row-major C = A·B is column-major C^T = B^T·A^T: cuBLAS gets B first, m and n swapped.
     /// With B transposed (n x k row-major, a column-major k x n), that is op T on it ("TN").
-    fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
-        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
-        let (alpha, beta) = K::one_zero();
-        let blas = gpu.blas()?;
+    fn vendor_gemm(&self, gpu: &Gpu) -> Option<lt::Gemm> {
+        let (m, n, k) = (self.m as u64, self.n as u64, self.k as u64);
         let (a, _a) = self.a.device_ptr(&gpu.stream);
-        let ((b, _b), op_b, ldb) = match &self.b_t {
-            Some(b_t) => (b_t.device_ptr(&gpu.stream), CUBLAS_OP_T, k),
-            None => (self.b.device_ptr(&gpu.stream), CUBLAS_OP_N, n),
+        let ((b, _b), trans_b, ldb) = match &self.b_t {
+            Some(b_t) => (b_t.device_ptr(&gpu.stream), true, k),
+            None => (self.b.device_ptr(&gpu.stream), false, n),
         };
-        let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
-        // SAFETY: B is k x n (ld n), or its transpose n x k (ld k); A is m x k (ld k), C is m x n
-        // (ld n): column-major views of the row-major buffers, of the types named; alpha and
-        // beta are in the compute type.
-        unsafe {
-            driver::gemm_ex(
-                *blas.handle(),
-                (op_b, CUBLAS_OP_N),
-                (n, m, k),
-                alpha.as_ptr() as *const _,
-                (b, K::IN, ldb),
-                (a, K::IN, k),
-                beta.as_ptr() as *const _,
-                (c, K::OUT, n),
-                K::COMPUTE,
-            )
-        }
+        let (c, _c) = self.c.device_ptr(&gpu.stream);
+        Some(lt::Gemm {
+            trans: (trans_b, false),
+            m: n,
+            n: m,
+            k,
+            a: (b, K::IN, ldb as i64),
+            b: (a, K::IN, k as i64),
+            c: (c, K::OUT, n as i64),
+            compute: K::COMPUTE,
+            one_zero: K::one_zero(),
+        })
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {

@@ -1,0 +1,84 @@
+//! The vendor baseline at its best, for the GEMM families: cuBLASLt's top heuristic candidates
+//! for the shape, each checked against the reference and timed briefly, the fastest kept (and
+//! named in the entry), so that "past cuBLAS" means past cuBLAS's best, not its default call.
+
+use super::families::{Case, Family};
+use super::timing::Timer;
+use crate::error::Result;
+use crate::gpu::device::Gpu;
+use crate::gpu::lt::{Algo, Prepared};
+use crate::schema::entry::{Entry, Kind, Status};
+use crate::schema::run::{Policy, Regime};
+use crate::schema::stats::Summary;
+
+/// The name the entries of the vendor's best go by.
+pub const NAME: &str = "cuBLASLt best";
+
+/// Each candidate's brief timing: enough to rank algorithms that differ by more than noise; the
+/// winner is then timed in full, in pairs with the default call.
+const SEARCH: Policy = Policy { min_samples: 5, max_samples: 5, target: 1.0, cap_s: 0.5, warmup_s: 0.0, regime: Regime::Sustained };
+
+/// The fastest candidate that passes the check (the first that passes, without a timer), and
+/// how it was chosen; None when none passes.
+pub fn search(
+    gpu: &Gpu,
+    fam: &dyn Family,
+    case: &mut dyn Case,
+    lt: &Prepared,
+    timer: Option<&mut Timer>,
+) -> Result<Option<(Algo, String)>> {
+    let precision = fam.info().precision;
+    let mut timer = timer;
+    let (mut best, mut wrong): (Option<(usize, f64)>, usize) = (None, 0);
+    for (i, algo) in lt.candidates.iter().enumerate() {
+        case.poison(gpu)?;
+        lt.launch(gpu, algo)?;
+        gpu.sync()?;
+        if !case.check(gpu, precision)?.passed() {
+            wrong += 1;
+            continue;
+        }
+        let Some(t) = timer.as_deref_mut() else {
+            best = Some((i, f64::NAN));
+            break;
+        };
+        let ms = Summary::of(&t.samples(gpu, &SEARCH, &mut || lt.launch(gpu, algo))?.ms).map_or(f64::INFINITY, |s| s.median_ms);
+        if best.is_none_or(|(_, b)| ms < b) {
+            best = Some((i, ms));
+        }
+    }
+    Ok(best.map(|(i, _)| {
+        let how = if wrong > 0 { format!(", {wrong} failed the check") } else { String::new() };
+        let algo = lt.candidates[i];
+        (algo, format!("{} (candidate {} of {}{how})", algo.describe(), i + 1, lt.candidates.len()))
+    }))
+}
+
+/// Per family and shape with a measured vendor best: its ratio to the default call, and the
+/// best variant's ratio to the default call and to the vendor's best.
+pub fn notes(entries: &[Entry]) -> Vec<String> {
+    let ok = |e: &&Entry| e.status == Status::Ok && e.vs_baseline.is_some();
+    entries
+        .iter()
+        .filter(ok)
+        .filter(|e| e.kind == Kind::VendorBest)
+        .map(|best| {
+            let vs_default = best.vs_baseline.unwrap_or(f64::NAN);
+            let mut line = format!(
+                "{} {}: {NAME} ({}) ran {vs_default:.3}x the default call",
+                best.family,
+                best.shape,
+                best.vendor_algo.as_deref().unwrap_or("?")
+            );
+            let top = entries
+                .iter()
+                .filter(ok)
+                .filter(|e| e.family == best.family && e.dims == best.dims && matches!(e.kind, Kind::Variant | Kind::Tuned))
+                .max_by(|a, b| a.vs_baseline.partial_cmp(&b.vs_baseline).unwrap_or(std::cmp::Ordering::Equal));
+            if let Some(v) = top.and_then(|v| Some((v, v.vs_baseline?))) {
+                line += &format!("; the best variant, {}, {:.3}x the default and {:.3}x cuBLAS's best", v.0.label(), v.1, v.1 / vs_default);
+            }
+            line
+        })
+        .collect()
+}
