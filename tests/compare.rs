@@ -4,7 +4,7 @@
 mod common;
 
 use kernel_lab::analysis::compare::{compare, Basis, Verdict};
-use kernel_lab::schema::entry::{Entry, Paired, Status, Timing, Work};
+use kernel_lab::schema::entry::{Entry, L2Flush, Paired, Status, Timing, Work};
 use kernel_lab::schema::run::Regime;
 use kernel_lab::schema::stats::{Interval, Summary};
 
@@ -20,7 +20,13 @@ fn paired(variant: &str, ratio: f64, half: f64) -> Entry {
         peak: None,
         vs_peak: None,
         source_hash: None,
-        timing: Some(Timing { regime: Regime::Sustained, dropped: 0, median: Interval { value: 2.8, low: 2.79, high: 2.81 }, launches: 1 }),
+        timing: Some(Timing {
+            regime: Regime::Sustained,
+            flush: Some(L2Flush::Loads),
+            dropped: 0,
+            median: Interval { value: 2.8, low: 2.79, high: 2.81 },
+            launches: 1,
+        }),
         paired: Some(Paired { ratio: i, pairs: 20, baseline_ms: 2.7 }),
         ..common::sgemm_entry(variant, 4096, 48.0 * ratio)
     }
@@ -63,7 +69,12 @@ fn sustained_rates_without_a_pair_are_shown_not_judged() {
         let e = paired("cuBLAS", 1.0, 0.01);
         let ms = e.work.flops / (rate * 1e12) * 1e3;
         let median = Interval { value: ms, low: ms * 0.997, high: ms * 1.003 };
-        Entry { paired: None, rate: Some(rate), timing: Some(Timing { regime, dropped: 0, median, launches: 1 }), ..e }
+        Entry {
+            paired: None,
+            rate: Some(rate),
+            timing: Some(Timing { regime, flush: Some(L2Flush::Loads), dropped: 0, median, launches: 1 }),
+            ..e
+        }
     };
     let rows = compare(&[unpaired(715.0, Regime::Sustained)], &[unpaired(688.0, Regime::Sustained)], 0.02);
     assert_eq!((rows[0].basis, rows[0].verdict), (Basis::Rate, Verdict::Unjudged));
@@ -77,12 +88,15 @@ fn with_regime(mut e: Entry, regime: Regime) -> Entry {
 }
 
 #[test]
-fn entries_timed_in_different_regimes_are_not_compared() {
+fn entries_timed_in_different_regimes_or_after_different_flushes_are_not_compared() {
     let hot = with_regime(paired("v", 0.5, 0.01), Regime::Hot);
     assert!(compare(&[paired("v", 0.9, 0.01)], std::slice::from_ref(&hot), 0.02).is_empty());
+    let mut memset = paired("v", 0.9, 0.01);
+    memset.timing = memset.timing.map(|t| Timing { flush: Some(L2Flush::Memset), ..t });
+    assert!(compare(&[memset.clone()], &[paired("v", 0.9, 0.01)], 0.02).is_empty(), "another flush, another measurement");
     let mut untimed = paired("v", 0.9, 0.01);
     untimed.timing = None;
-    assert_eq!(compare(&[untimed.clone()], &[paired("v", 0.9, 0.01)], 0.02).len(), 1, "schema 1 was timed back to back");
+    assert_eq!(compare(&[untimed.clone()], &[memset], 0.02).len(), 1, "schema 1 was timed back to back after a memset");
     assert!(compare(&[untimed], &[hot], 0.02).is_empty());
 }
 

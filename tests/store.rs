@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use kernel_lab::analysis::{migrate, store};
 use kernel_lab::measure::verify::{check, Precision};
 use kernel_lab::schema::device::DeviceInfo;
-use kernel_lab::schema::entry::{Entry, Kind, Status};
+use kernel_lab::schema::entry::{Entry, Kind, L2Flush, Status};
 use kernel_lab::schema::run::{Header, Policy, Record, RunInfo, RunKind, SCHEMA};
 
 fn device(ordinal: usize, uuid: &str) -> DeviceInfo {
@@ -193,4 +193,15 @@ fn configuration_labels_parse() {
     assert_eq!(c.label(), "block 16x16 BM=16 BN=16", "the label it came from");
     assert!(migrate::parse_label("vendor library").0.is_none());
     assert!(migrate::parse_label("block 12x BM=1").0.is_none());
+}
+
+#[test]
+fn entries_that_do_not_name_their_flush_get_it_from_the_run_date() {
+    let flush = |f: &str| {
+        let run = store::read_run(&PathBuf::from("results/nvidia-h200-sm_90").join(f)).unwrap();
+        let timing = run.entries().find_map(|e| e.timing);
+        timing.and_then(|t| t.flush)
+    };
+    assert_eq!(flush("2026-11-30T18-32-21Z-vm-gpu0-1720.jsonl"), Some(L2Flush::Memset), "before the loads");
+    assert_eq!(flush("2026-11-30T18-54-07Z-vm-gpu0-454.jsonl"), Some(L2Flush::Loads));
 }

@@ -4,7 +4,8 @@
 //! itself, the peak loops) by its rate. The verdict is FASTER or SLOWER only when the two 95%
 //! intervals do not overlap and the change is larger than the threshold; else SAME. Entries
 //! measured without intervals (schema 1) are judged by the threshold alone. Entries timed in
-//! different regimes (sustained, burst, hot) are different measurements and are not compared.
+//! different regimes (sustained, burst, hot), or after different L2 flushes, are different
+//! measurements and are not compared.
 //! A rate without a pair timed in the sustained regime is shown and not judged: on the H200
 //! cuBLAS fp16 at 4096³, timed alone first in each of four back-to-back runs, ran 688 to 743
 //! TFLOP/s (its intervals apart) while every paired ratio held within 1%; the burst regime,
@@ -12,7 +13,7 @@
 
 use serde::Serialize;
 
-use crate::schema::entry::{Entry, Regime, Status};
+use crate::schema::entry::{Entry, L2Flush, Regime, Status};
 use crate::schema::stats::Interval;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -93,9 +94,10 @@ fn judged_by(e: &Entry) -> Option<(Basis, Interval)> {
 /// Compares the entries of `new` with those of the same key, timed in the same regime, in `old`;
 /// `threshold` is the change (a share: 0.02 is 2%) a verdict other than SAME needs.
 pub fn compare(old: &[Entry], new: &[Entry], threshold: f64) -> Vec<Row> {
-    // Schema-1 entries have no timing record; they were timed back to back.
+    // Schema-1 entries have no timing record; they were timed back to back after a memset.
     let regime = |e: &Entry| e.timing.map_or(Regime::Sustained, |t| t.regime);
-    let find = |n: &Entry| old.iter().rev().find(|o| o.key() == n.key() && regime(o) == regime(n) && o.status == Status::Ok);
+    let method = |e: &Entry| (regime(e), e.timing.and_then(|t| t.flush).unwrap_or(L2Flush::Memset));
+    let find = |n: &Entry| old.iter().rev().find(|o| o.key() == n.key() && method(o) == method(n) && o.status == Status::Ok);
     new.iter()
         .filter(|n| n.status == Status::Ok)
         .filter_map(|n| {

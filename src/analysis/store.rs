@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::migrate;
 use crate::error::{LabError, Result};
 use crate::schema::device::DeviceInfo;
-use crate::schema::entry::Entry;
+use crate::schema::entry::{Entry, L2Flush};
 use crate::schema::multi::MultiResults;
 pub use crate::schema::run::Run;
 use crate::schema::run::{Header, Phases, Policy, Record, RunInfo, RunKind, SCHEMA};
@@ -43,6 +43,13 @@ pub fn read_run(path: &Path) -> Result<Run> {
             Ok(r) => records.push(r),
             Err(_) if lines.peek().is_none() => break,
             Err(e) => return Err(err(path, format!("line {n}: {e}"))),
+        }
+    }
+    for r in &mut records {
+        if let Record::Entry(e) = r {
+            if let Some(t) = e.timing.as_mut() {
+                t.flush = t.flush.or(Some(L2Flush::undeclared(&header.run.date)));
+            }
         }
     }
     let complete = records.iter().any(|r| matches!(r, Record::End(_)));

@@ -11,7 +11,7 @@ use cudarc::cublas::sys::cublasStatus_t;
 use super::families::{self, can_run, Case, Family, Shape};
 use super::plan::{config_of, launch_of, spec_of, Job, Options, Plan, Subject};
 use super::telemetry::Sampler;
-use super::timing::{Samples, Timer};
+use super::timing::{self, Samples, Timer};
 use super::vendor;
 use crate::error::{LabError, Result};
 use crate::gpu::availability::VENDOR_DECLINED;
@@ -343,6 +343,7 @@ pub fn measure(
     e.time = summary;
     e.timing = Interval::of_median(&samples.ms).map(|median| Timing {
         regime: policy.regime,
+        flush: Some(timing::flush(policy.regime)),
         dropped: samples.dropped,
         median,
         launches: samples.launches,

@@ -16,6 +16,7 @@ use super::telemetry;
 use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::flush::Flush;
+use crate::schema::entry::L2Flush;
 use crate::schema::run::{Policy, Regime};
 use crate::schema::stats::Interval;
 
@@ -50,6 +51,14 @@ pub struct Pairs {
     pub dropped: usize,
     /// The subject's launches per sample.
     pub launches: usize,
+}
+
+/// How L2 is emptied before each sample in `regime`.
+pub fn flush(regime: Regime) -> L2Flush {
+    match regime {
+        Regime::Hot => L2Flush::None,
+        Regime::Sustained | Regime::Burst => L2Flush::Loads,
+    }
 }
 
 /// A launch to time.

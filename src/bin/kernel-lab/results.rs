@@ -98,7 +98,8 @@ pub fn migrate(files: &[PathBuf], dir: &Path) -> Result<u8> {
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// The earlier results: a run file, or a folder (its newest entry of each key).
+    /// The earlier results: a run file, or a folder (for each entry of NEW, its newest entry of
+    /// the same key timed the same way).
     base: PathBuf,
     /// The later results, likewise.
     new: PathBuf,
@@ -117,14 +118,21 @@ enum CompareFormat {
     Json,
 }
 
-/// The newest entry of each key under `path` (one GPU model's).
-fn entries_of(path: &Path) -> Result<Vec<Entry>> {
+/// The entries under `path` (one GPU model's): with `all`, every run's, oldest run first (the
+/// base side, where compare takes the newest entry measured the same way as the new one); else
+/// the newest of each key.
+fn entries_of(path: &Path, all: bool) -> Result<Vec<Entry>> {
     if !path.exists() {
         bail!(LabError::Results { path: path.display().to_string(), msg: "cannot read: no such file or folder".into() });
     }
-    let views = store::views(&store::read(&[path.to_path_buf()])?, Group::Model);
+    let mut runs = store::read(&[path.to_path_buf()])?;
+    let views = store::views(&runs, Group::Model);
     match views.as_slice() {
         [] => bail!(LabError::Results { path: path.display().to_string(), msg: "holds no runs".into() }),
+        [_] if all => {
+            runs.sort_by(|a, b| a.header.run.date.cmp(&b.header.run.date));
+            Ok(runs.iter().flat_map(|r| r.entries().cloned()).collect())
+        }
         [v] => Ok(v.entries.clone()),
         _ => bail!(LabError::Usage(format!(
             "{} holds runs of several GPU models (or results folders): give one model's folder",
@@ -160,7 +168,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8> {
     if !(args.threshold.is_finite() && args.threshold >= 0.0) {
         bail!(LabError::Usage(format!("--threshold must be a percentage of 0 or more, not {}", args.threshold)));
     }
-    let (old, new) = (entries_of(&args.base)?, entries_of(&args.new)?);
+    let (old, new) = (entries_of(&args.base, true)?, entries_of(&args.new, false)?);
     let rows = compare::compare(&old, &new, args.threshold / 100.0);
     if rows.is_empty() {
         bail!(LabError::Usage(format!("{} and {} have no entry in common", args.base.display(), args.new.display())));
