@@ -50,6 +50,14 @@ fn paired_ratios_are_judged_against_both_intervals_and_the_threshold() {
 }
 
 #[test]
+fn several_base_runs_widen_what_counts_as_noise() {
+    let bases = [paired("v", 0.90, 0.004), paired("v", 0.94, 0.004)];
+    let rows = compare(&bases, &[paired("v", 0.91, 0.004)], 0.02);
+    assert_eq!((rows[0].verdict, (rows[0].change * 100.0).round()), (Verdict::Same, -3.0), "3% below the newest, inside the runs' span");
+    assert_eq!(compare(&bases, &[paired("v", 0.85, 0.004)], 0.02)[0].verdict, Verdict::Slower);
+}
+
+#[test]
 fn entries_without_intervals_are_judged_by_the_threshold() {
     let mut old = paired("v", 1.0, 0.01);
     let mut new = paired("v", 0.95, 0.01);

@@ -91,19 +91,25 @@ fn judged_by(e: &Entry) -> Option<(Basis, Interval)> {
     }
 }
 
-/// Compares the entries of `new` with those of the same key, timed in the same regime, in `old`;
-/// `threshold` is the change (a share: 0.02 is 2%) a verdict other than SAME needs.
+/// Compares the entries of `new` with those of the same key, timed the same way, in `old`
+/// (oldest first); `threshold` is the change (a share: 0.02 is 2%) a verdict other than SAME
+/// needs. The change is against the newest of them; with several, the new interval must also
+/// clear the span of all their intervals: an interval says how precise one run was, and the span
+/// of several runs adds how far runs of unchanged code moved between processes.
 pub fn compare(old: &[Entry], new: &[Entry], threshold: f64) -> Vec<Row> {
     // Schema-1 entries have no timing record; they were timed back to back after a memset.
     let regime = |e: &Entry| e.timing.map_or(Regime::Sustained, |t| t.regime);
     let method = |e: &Entry| (regime(e), e.timing.and_then(|t| t.flush).unwrap_or(L2Flush::Memset));
-    let find = |n: &Entry| old.iter().rev().find(|o| o.key() == n.key() && method(o) == method(n) && o.status == Status::Ok);
+    let same = |n: &Entry, o: &&Entry| o.key() == n.key() && method(o) == method(n) && o.status == Status::Ok;
     new.iter()
         .filter(|n| n.status == Status::Ok)
         .filter_map(|n| {
-            let o = find(n)?;
+            let o = old.iter().rev().find(|o| same(n, o))?;
             let (nb, ni) = judged_by(n)?;
-            let (ob, oi) = judged_by(o)?;
+            let (ob, mut oi) = judged_by(o)?;
+            for (_, i) in old.iter().filter(|o| same(n, o)).filter_map(judged_by).filter(|(b, _)| *b == ob) {
+                (oi.low, oi.high) = (oi.low.min(i.low), oi.high.max(i.high));
+            }
             // Both sides judged the same way: a paired ratio against a rate is no comparison.
             let (basis, old, new) = match (ob, nb) {
                 (a, b) if a == b => (a, oi, ni),
