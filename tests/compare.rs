@@ -58,6 +58,20 @@ fn several_base_runs_widen_what_counts_as_noise() {
 }
 
 #[test]
+fn launches_under_50_us_are_shown_not_judged() {
+    let short = |ratio: f64| {
+        let e = paired("v", ratio, 0.004);
+        Entry { paired: e.paired.map(|p| Paired { baseline_ms: 0.015, ..p }), ..e }
+    };
+    assert_eq!(compare(&[short(0.10)], &[short(0.112)], 0.02)[0].verdict, Verdict::Unjudged);
+    let mut hot = short(0.112);
+    hot.timing = hot.timing.map(|t| Timing { regime: Regime::Hot, ..t });
+    let mut hot_base = short(0.10);
+    hot_base.timing = hot.timing;
+    assert_eq!(compare(&[hot_base], &[hot], 0.02)[0].verdict, Verdict::Faster, "the hot regime times short launches");
+}
+
+#[test]
 fn entries_without_intervals_are_judged_by_the_threshold() {
     let mut old = paired("v", 1.0, 0.01);
     let mut new = paired("v", 0.95, 0.01);

@@ -23,8 +23,8 @@ pub enum Verdict {
     Slower,
     Same,
     /// A rate timed in the sustained regime without a pair (a baseline itself, a peak loop):
-    /// it follows the board's power state, which that regime does not control, so its change
-    /// is shown and not judged.
+    /// it follows the board's power state, which that regime does not control; or a launch
+    /// shorter than `SHORTEST_JUDGED_MS` on either side of a pair. Its change is shown, not judged.
     Unjudged,
 }
 
@@ -59,6 +59,19 @@ impl Basis {
             Basis::Point => "point",
         }
     }
+}
+
+/// Launches shorter than this (ms), the subject's or its baseline's, are not judged: on the H200
+/// the ratios of such pairs moved by up to 12% between two processes running unchanged code
+/// (tf32_01 against a 15 µs cuBLAS call at 1024³), far outside each run's own interval. The hot
+/// regime is the way to time them.
+pub const SHORTEST_JUDGED_MS: f64 = 0.05;
+
+/// Whether an entry's launch, or its baseline's in the pairs, is too short to judge.
+fn too_short(e: &Entry) -> bool {
+    let base = e.paired.map(|p| p.baseline_ms);
+    let ms = e.time.map(|t| t.median_ms);
+    e.timing.is_some_and(|t| t.regime != Regime::Hot) && [ms, base].into_iter().flatten().any(|m| m < SHORTEST_JUDGED_MS)
 }
 
 /// One key present, and measured, on both sides.
@@ -122,6 +135,7 @@ pub fn compare(old: &[Entry], new: &[Entry], threshold: f64) -> Vec<Row> {
             let apart = new.low > old.high || new.high < old.low || basis == Basis::Point;
             let verdict = match (apart, change) {
                 _ if basis != Basis::PairedRatio && regime(n) == Regime::Sustained && n.timing.is_some() => Verdict::Unjudged,
+                _ if too_short(n) || too_short(o) => Verdict::Unjudged,
                 (true, c) if c > threshold => Verdict::Faster,
                 (true, c) if c < -threshold => Verdict::Slower,
                 _ => Verdict::Same,

@@ -179,7 +179,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8> {
     }
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let summary = format!(
-        "{} entries: {} faster, {} slower, {} the same, {} unjudged (sustained rates without a pair)",
+        "{} entries: {} faster, {} slower, {} the same, {} unjudged (sustained rates without a pair, launches under 50 µs)",
         rows.len(),
         count(Verdict::Faster),
         count(Verdict::Slower),
