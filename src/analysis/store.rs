@@ -172,6 +172,8 @@ pub struct View {
     /// The runs, oldest first.
     pub runs: Vec<RunInfo>,
     pub entries: Vec<Entry>,
+    /// For each entry, the index in `runs` of the run that measured it.
+    pub entry_runs: Vec<usize>,
     pub tuning: Vec<TuneRecord>,
     pub transfers: Option<Transfers>,
     pub multi: Option<MultiResults>,
@@ -225,6 +227,7 @@ fn view(runs: &[&Run], by: Group) -> View {
         device: d.clone(),
         runs: Vec::new(),
         entries: Vec::new(),
+        entry_runs: Vec::new(),
         tuning: Vec::new(),
         transfers: None,
         multi: None,
@@ -234,9 +237,15 @@ fn view(runs: &[&Run], by: Group) -> View {
         v.runs.push(run.header.run.clone());
         for rec in &run.records {
             match rec {
-                Record::Entry(e) => match v.entries.iter_mut().find(|x| x.key() == e.key()) {
-                    Some(old) => *old = (**e).clone(),
-                    None => v.entries.push((**e).clone()),
+                Record::Entry(e) => match v.entries.iter().position(|x| x.key() == e.key()) {
+                    Some(i) => {
+                        v.entries[i] = (**e).clone();
+                        v.entry_runs[i] = v.runs.len() - 1;
+                    }
+                    None => {
+                        v.entries.push((**e).clone());
+                        v.entry_runs.push(v.runs.len() - 1);
+                    }
                 },
                 Record::Tuning(t) => {
                     v.tuning.retain(|x| !(x.family == t.family && x.variant == t.variant && x.shape == t.shape));

@@ -1,51 +1,174 @@
-//! The report as one self-contained HTML page: the side-by-side table, then per device its
-//! ceilings, roofline plot and tables.
+//! The report as one self-contained HTML page (inline SVG, no network), in the order it is read:
+//! a summary per family and device, then per family its ladder plot and (folded) its entries
+//! side by side, then per device its ceilings and roofline, then where every figure came from.
 
-use super::{cell, price_for, sections, Prices, View};
+use super::{cell, opt, pct_text, plots, price_for, sections, Prices, View};
 use crate::analysis::roofline;
+use crate::schema::entry::{Entry, Kind, Status};
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// A table in a box that scrolls sideways on its own, so a narrow screen never scrolls the page.
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let head: String = header.iter().map(|h| format!("<th>{}</th>", esc(h))).collect();
     let body: String =
         rows.iter().map(|r| format!("<tr>{}</tr>\n", r.iter().map(|c| format!("<td>{}</td>", esc(c))).collect::<String>())).collect();
-    format!("<table>\n<tr>{head}</tr>\n{body}</table>\n")
+    format!("<div class=\"wide\"><table>\n<tr>{head}</tr>\n{body}</table></div>\n")
 }
 
-/// One page: the side-by-side table, then per device its ceilings, roofline plot and tables.
-pub fn page(files: &[(String, View)], labels: &[String], keys: &[(String, String, String)], prices: &Prices) -> String {
-    let mut header = vec!["family".to_string(), "shape".to_string(), "variant".to_string()];
-    header.extend(labels.iter().cloned());
-    let ceilings: Vec<_> = files.iter().map(|(_, f)| roofline::ceilings(f)).collect();
-    let rows: Vec<Vec<String>> = keys
-        .iter()
-        .map(|k| {
-            let mut row = vec![k.0.clone(), k.1.clone(), k.2.clone()];
-            row.extend(files.iter().zip(&ceilings).map(|((_, f), c)| cell(f, c, k)));
-            row
-        })
-        .collect();
-    let mut body = format!("<h1>kernel-lab report</h1>\n<h2>Side by side</h2>\n{}", table(&header, &rows));
-    for (((path, f), label), c) in files.iter().zip(labels).zip(&ceilings) {
-        let all = roofline::points(f);
-        let pts = roofline::headline(&all);
-        body.push_str(&format!("<h2>{}</h2>\n<p>{}</p>\n", esc(label), esc(path)));
-        body.push_str(&roofline::svg(&format!("{label}: measured roofline"), c, &all));
-        body.push_str(&table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(c, &pts, price_for(f, prices))));
-        let (h, r) = roofline::bounds_rows(&pts);
-        body.push_str("<p>The same work on the spec sheet's GPUs: attainable bounds, not measurements.</p>\n");
-        body.push_str(&table(&h, &r));
-        let text = sections::free_text(f, label);
-        if !text.is_empty() {
-            body.push_str(&format!("<pre>{}</pre>\n", esc(&text)));
+/// The families of all views, in order of first appearance.
+fn families(files: &[(String, View)]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in files.iter().flat_map(|(_, f)| &f.entries) {
+        if !out.contains(&e.family) {
+            out.push(e.family.clone());
         }
     }
+    out
+}
+
+/// The best variant of `family` in `f` at its ladder shape, and the run that measured it.
+fn best<'a>(f: &'a View, family: &str) -> Option<(&'a Entry, Option<usize>)> {
+    let mine: Vec<&Entry> = f.entries.iter().filter(|e| e.family == family).collect();
+    let at = plots::ladder_shape(&mine)?;
+    let (i, e) = f
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.family == family && e.dims == at.dims && e.status == Status::Ok)
+        .filter(|(_, e)| matches!(e.kind, Kind::Variant | Kind::Tuned))
+        .max_by(|a, b| {
+            a.1.vs_baseline.or(a.1.vs_peak).partial_cmp(&b.1.vs_baseline.or(b.1.vs_peak)).unwrap_or(std::cmp::Ordering::Equal)
+        })?;
+    Some((e, f.entry_runs.get(i).copied()))
+}
+
+fn summary(files: &[(String, View)], labels: &[String], fams: &[String]) -> String {
+    let header = ["family", "GPU", "best variant", "shape", "vs baseline (95%)", "% of sheet", "MHz", "regime", "measured", "commit"];
+    let mut rows = Vec::new();
+    for fam in fams {
+        for ((_, f), label) in files.iter().zip(labels) {
+            let Some((e, run)) = best(f, fam) else { continue };
+            let run = run.and_then(|i| f.runs.get(i));
+            rows.push(vec![
+                fam.clone(),
+                label.clone(),
+                e.label(),
+                e.shape.clone(),
+                match &e.paired {
+                    Some(p) => format!("{:.3}x [{:.3}, {:.3}]", p.ratio.value, p.ratio.low, p.ratio.high),
+                    None => opt(e.vs_baseline, |r| format!("{r:.3}x")),
+                },
+                opt(e.vs_peak, pct_text),
+                opt(e.telemetry.as_ref(), |t| t.sm_mhz_median.to_string()),
+                opt(e.timing, |t| t.regime.label().to_string()),
+                opt(run, |r| r.date.clone()),
+                opt(run, |r| r.git_commit.clone()),
+            ]);
+        }
+    }
+    table(&header.map(String::from), &rows)
+}
+
+/// Per family: a ladder per device, then the family's rows side by side, folded.
+fn family_sections(files: &[(String, View)], labels: &[String], keys: &[(String, String, String)], fams: &[String]) -> String {
+    let mut header = vec!["shape".to_string(), "variant".to_string()];
+    header.extend(labels.iter().cloned());
+    let ceilings: Vec<_> = files.iter().map(|(_, f)| roofline::ceilings(f)).collect();
+    let mut out = String::new();
+    for fam in fams {
+        out.push_str(&format!("<section id=\"family-{0}\" class=\"family\">\n<h3>{0}</h3>\n", esc(fam)));
+        for ((_, f), label) in files.iter().zip(labels) {
+            let mine: Vec<&Entry> = f.entries.iter().filter(|e| &e.family == fam).collect();
+            if let Some(at) = plots::ladder_shape(&mine) {
+                out.push_str(&plots::ladder_svg(&format!("{fam} at {} on {label}", at.shape), &mine, at));
+            }
+        }
+        let rows: Vec<Vec<String>> = keys
+            .iter()
+            .filter(|k| &k.0 == fam)
+            .map(|k| {
+                let mut row = vec![k.1.clone(), k.2.clone()];
+                row.extend(files.iter().zip(&ceilings).map(|((_, f), c)| cell(f, c, k)));
+                row
+            })
+            .collect();
+        out.push_str(&format!(
+            "<details><summary>every {} entry ({})</summary>\n{}</details>\n</section>\n",
+            esc(fam),
+            rows.len(),
+            table(&header, &rows)
+        ));
+    }
+    out
+}
+
+/// Per device: its ceilings, roofline plot and tables, its notes.
+fn devices(files: &[(String, View)], labels: &[String], prices: &Prices) -> String {
+    let mut out = String::new();
+    for ((path, f), label) in files.iter().zip(labels) {
+        let c = roofline::ceilings(f);
+        let all = roofline::points(f);
+        let pts = roofline::headline(&all);
+        out.push_str(&format!("<h3>{}</h3>\n<p>{}</p>\n", esc(label), esc(path)));
+        out.push_str(&roofline::svg(&format!("{label}: measured roofline"), &c, &all));
+        out.push_str(&table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(&c, &pts, price_for(f, prices))));
+        let (h, r) = roofline::bounds_rows(&pts);
+        out.push_str("<p>The same work on the spec sheet's GPUs: attainable bounds, not measurements.</p>\n");
+        out.push_str(&table(&h, &r));
+        let text = sections::free_text(f, label);
+        if !text.is_empty() {
+            out.push_str(&format!("<details><summary>notes, transfers, several GPUs</summary><pre>{}</pre></details>\n", esc(&text)));
+        }
+    }
+    out
+}
+
+/// Every run behind the page.
+fn provenance(files: &[(String, View)], labels: &[String]) -> String {
+    let header = ["GPU", "run", "kind", "date", "commit", "nvcc", "driver", "command"];
+    let rows: Vec<Vec<String>> = files
+        .iter()
+        .zip(labels)
+        .flat_map(|((_, f), l)| {
+            f.runs.iter().map(move |r| {
+                vec![
+                    l.clone(),
+                    r.id.clone(),
+                    format!("{:?}", r.kind).to_lowercase(),
+                    r.date.clone(),
+                    r.git_commit.clone(),
+                    r.nvcc.clone(),
+                    r.driver.clone(),
+                    r.command.clone(),
+                ]
+            })
+        })
+        .collect();
+    format!("<details><summary>{} runs</summary>\n{}</details>\n", rows.len(), table(&header.map(String::from), &rows))
+}
+
+/// The whole page.
+pub fn page(files: &[(String, View)], labels: &[String], keys: &[(String, String, String)], prices: &Prices) -> String {
+    let fams = families(files);
+    let body = format!(
+        "<h1>kernel-lab report</h1>\n<h2>Summary</h2>\n<p>Per family and GPU, the best variant at the family's most \
+         measured shape: its ratio to the vendor baseline timed in pairs with it, with the ratio's 95% interval.</p>\n{}\
+         <h2>Families</h2>\n{}<h2>Devices: ceilings and rooflines</h2>\n{}<h2>Provenance</h2>\n{}",
+        summary(files, labels, &fams),
+        family_sections(files, labels, keys, &fams),
+        devices(files, labels, prices),
+        provenance(files, labels)
+    );
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>kernel-lab report</title><style>\
-         body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;font-size:12px;margin:1em 0}}\
-         td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}</style></head><body>\n{body}</body></html>\n"
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>kernel-lab report</title><style>\
+         body{{font-family:sans-serif;margin:1em auto;max-width:1200px;padding:0 1em}}\
+         .wide{{overflow-x:auto;max-width:100%}}table{{border-collapse:collapse;font-size:12px;margin:1em 0}}\
+         td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}svg{{max-width:100%;height:auto}}\
+         pre{{white-space:pre-wrap;font-size:11px}}details{{margin:0.5em 0}}\
+         @media print{{details{{display:block}}}}</style></head><body>\n{body}</body></html>\n"
     )
 }

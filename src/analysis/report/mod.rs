@@ -5,6 +5,7 @@
 
 pub mod data;
 pub mod html;
+pub mod plots;
 pub mod run;
 pub mod sections;
 

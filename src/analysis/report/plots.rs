@@ -1,0 +1,83 @@
+//! The report's pictures of one family at one shape: each variant's ratio to the vendor baseline
+//! as a bar, in rung order, a tuned configuration beside its manifest one, the paired interval
+//! as a whisker, and the baseline (1.0) and the vendor's best as lines. A family without a
+//! baseline (the peak loops) shows each variant's share of the spec sheet's rate instead.
+
+use plotters::prelude::*;
+
+use crate::schema::entry::{Entry, Kind, Status};
+
+/// The family's shape to draw: the one with the most measured ratios, the largest work among
+/// those (the shape a ladder is read at).
+pub fn ladder_shape<'a>(entries: &[&'a Entry]) -> Option<&'a Entry> {
+    let ratios: Vec<&'a Entry> = entries.iter().copied().filter(|e| is_bar(e)).collect();
+    let count = |e: &Entry| ratios.iter().filter(|x| x.dims == e.dims).count();
+    let size = |e: &Entry| e.work.flops + e.work.bytes_read + e.work.bytes_written;
+    ratios.iter().copied().max_by(|a, b| count(a).cmp(&count(b)).then(size(a).total_cmp(&size(b))))
+}
+
+/// What a bar shows: the ratio to the baseline, else the share of the sheet's rate.
+fn value(e: &Entry) -> Option<f64> {
+    e.vs_baseline.or(e.vs_peak)
+}
+
+/// A measured variant (as built or tuned) with a value to draw.
+fn is_bar(e: &Entry) -> bool {
+    e.status == Status::Ok && value(e).is_some() && matches!(e.kind, Kind::Variant | Kind::Tuned)
+}
+
+/// The ladder at the shape of `at`, as an SVG that scales to its container's width.
+pub fn ladder_svg(title: &str, entries: &[&Entry], at: &Entry) -> String {
+    let mut bars: Vec<&Entry> = entries.iter().copied().filter(|e| e.dims == at.dims && is_bar(e)).collect();
+    bars.sort_by_key(|e| (e.rung, e.label()));
+    let best = entries.iter().find(|e| e.dims == at.dims && e.kind == Kind::VendorBest).and_then(|e| e.vs_baseline);
+    let axis = if bars.iter().any(|e| e.vs_baseline.is_some()) { "ratio to the vendor baseline" } else { "share of the spec sheet's rate" };
+    let mut out = String::new();
+    let _ = draw(&mut out, title, axis, &bars, best);
+    // plotters writes a fixed size beside its viewBox; without it the page scales the plot.
+    out.replacen("<svg width=\"900\" height=\"420\"", "<svg style=\"width:100%;height:auto\"", 1)
+}
+
+fn draw(out: &mut String, title: &str, axis: &str, bars: &[&Entry], best: Option<f64>) -> Result<(), Box<dyn std::error::Error>> {
+    let root = SVGBackend::with_string(out, (900, 420)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let high = |e: &Entry| e.paired.map_or(value(e).unwrap_or(0.0), |p| p.ratio.high);
+    let top = bars.iter().map(|e| high(e)).chain(best).fold(1.0, f64::max) * 1.1;
+    let n = bars.len().max(1);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 18))
+        .margin(10)
+        .x_label_area_size(110)
+        .y_label_area_size(50)
+        .build_cartesian_2d(0.0..n as f64, 0.0..top)?;
+    let labels: Vec<String> = bars.iter().map(|e| e.label()).collect();
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n)
+        .x_label_formatter(&|x| labels.get(x.floor() as usize).cloned().unwrap_or_default())
+        .x_label_style(("sans-serif", 11).into_font().transform(FontTransform::Rotate90))
+        .y_desc(axis)
+        .draw()?;
+    chart.draw_series(bars.iter().enumerate().map(|(i, e)| {
+        let color = if e.kind == Kind::Tuned { GREEN.mix(0.8) } else { BLUE.mix(0.7) };
+        Rectangle::new([(i as f64 + 0.15, 0.0), (i as f64 + 0.85, value(e).unwrap_or(0.0))], color.filled())
+    }))?;
+    chart.draw_series(bars.iter().enumerate().filter_map(|(i, e)| {
+        let p = e.paired?;
+        Some(PathElement::new(vec![(i as f64 + 0.5, p.ratio.low), (i as f64 + 0.5, p.ratio.high)], BLACK.stroke_width(2)))
+    }))?;
+    chart
+        .draw_series(LineSeries::new(vec![(0.0, 1.0), (n as f64, 1.0)], BLACK.stroke_width(1)))?
+        .label(if axis.starts_with("ratio") { "the vendor's default call (1.0)" } else { "the sheet's rate (1.0)" })
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
+    if let Some(b) = best {
+        chart
+            .draw_series(LineSeries::new(vec![(0.0, b), (n as f64, b)], RED.stroke_width(2)))?
+            .label(format!("cuBLASLt's best {b:.3}"))
+            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
+    }
+    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).position(SeriesLabelPosition::UpperLeft).draw()?;
+    root.present()?;
+    Ok(())
+}
