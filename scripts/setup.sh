@@ -69,3 +69,15 @@ else
     echo "setup: bindgen needs libclang (libclang.so or libclang-N.so): install libclang-dev (Debian/Ubuntu) or set LIBCLANG_PATH" >&2
     exit 1
 fi
+
+# Headless Chromium, for the test that opens the HTML report in a browser (tests/report.rs).
+if browser=$(command -v chromium || command -v chromium-browser); then
+    echo "setup: chromium found ($browser)"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: no chromium; installing Debian's chromium (the report's browser test)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    echo "setup: chromium installed ($(command -v chromium))"
+else
+    echo "setup: the report's browser test needs chromium: install Debian's chromium package" >&2
+    exit 1
+fi

@@ -83,7 +83,8 @@ fn family_sections(files: &[(String, View)], labels: &[String], keys: &[(String,
         for ((_, f), label) in files.iter().zip(labels) {
             let mine: Vec<&Entry> = f.entries.iter().filter(|e| &e.family == fam).collect();
             if let Some(at) = plots::ladder_shape(&mine) {
-                out.push_str(&plots::ladder_svg(&format!("{fam} at {} on {label}", at.shape), &mine, at));
+                let (svg, bars) = plots::ladder_svg(&format!("{fam} at {} on {label}", at.shape), &mine, at);
+                out.push_str(&format!("<figure class=\"ladder\" data-bars=\"{bars}\">\n{svg}</figure>\n"));
             }
         }
         let rows: Vec<Vec<String>> = keys

@@ -26,8 +26,9 @@ fn is_bar(e: &Entry) -> bool {
     e.status == Status::Ok && value(e).is_some() && matches!(e.kind, Kind::Variant | Kind::Tuned)
 }
 
-/// The ladder at the shape of `at`, as an SVG that scales to its container's width.
-pub fn ladder_svg(title: &str, entries: &[&Entry], at: &Entry) -> String {
+/// The ladder at the shape of `at`, as an SVG that scales to its container's width, and the
+/// number of bars in it.
+pub fn ladder_svg(title: &str, entries: &[&Entry], at: &Entry) -> (String, usize) {
     let mut bars: Vec<&Entry> = entries.iter().copied().filter(|e| e.dims == at.dims && is_bar(e)).collect();
     bars.sort_by_key(|e| (e.rung, e.label()));
     let best = entries.iter().find(|e| e.dims == at.dims && e.kind == Kind::VendorBest).and_then(|e| e.vs_baseline);
@@ -35,7 +36,7 @@ pub fn ladder_svg(title: &str, entries: &[&Entry], at: &Entry) -> String {
     let mut out = String::new();
     let _ = draw(&mut out, title, axis, &bars, best);
     // plotters writes a fixed size beside its viewBox; without it the page scales the plot.
-    out.replacen("<svg width=\"900\" height=\"420\"", "<svg style=\"width:100%;height:auto\"", 1)
+    (out.replacen("<svg width=\"900\" height=\"420\"", "<svg style=\"width:100%;height:auto\"", 1), bars.len())
 }
 
 fn draw(out: &mut String, title: &str, axis: &str, bars: &[&Entry], best: Option<f64>) -> Result<(), Box<dyn std::error::Error>> {
