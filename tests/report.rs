@@ -39,6 +39,10 @@ window.addEventListener('load', () => {
     const drawn = bars.filter(b => { const q = b.getBoundingClientRect(); return q.width > 0 && q.height > 0; }).length;
     r.figures.push({ section: f.closest('section').id, want: +f.dataset.bars, width: box.width, height: box.height, drawn });
   }
+  r.curves = [...document.querySelectorAll('figure.curves svg')].map(svg => {
+    const box = svg.getBoundingClientRect();
+    return { width: box.width, height: box.height, points: svg.querySelectorAll('circle').length };
+  });
   parent.postMessage(JSON.stringify(r), '*');
 });
 </script>"#;
@@ -87,6 +91,12 @@ fn in_a_browser_the_page_fits_a_phone_and_a_monitor_and_draws_every_plot() {
         for f in figures {
             assert!(f["width"].as_f64().unwrap() > 0.0 && f["height"].as_f64().unwrap() > 0.0, "at {w} px: {f}");
             assert!(f["drawn"].as_i64().unwrap() >= f["want"].as_i64().unwrap(), "at {w} px, a mark per variant: {f}");
+        }
+        // The L2 sweep, the alignment study, host transfers, NCCL and peer copies.
+        let curves = v["curves"].as_array().unwrap();
+        assert!(curves.len() >= 4, "{} curve plots", curves.len());
+        for c in curves {
+            assert!(c["width"].as_f64().unwrap() > 0.0 && c["points"].as_i64().unwrap() >= 4, "at {w} px: {c}");
         }
     }
 }

@@ -2,7 +2,7 @@
 //! a summary per family and device, then per family its ladder plot and (folded) its entries
 //! side by side, then per device its ceilings and roofline, then where every figure came from.
 
-use super::{cell, opt, pct_text, plots, price_for, sections, Prices, View};
+use super::{cell, curves, opt, pct_text, plots, price_for, sections, Prices, View};
 use crate::analysis::roofline;
 use crate::schema::entry::{Entry, Kind, Status};
 
@@ -86,6 +86,11 @@ fn family_sections(files: &[(String, View)], labels: &[String], keys: &[(String,
                 let (svg, bars) = plots::ladder_svg(&format!("{fam} at {} on {label}", at.shape), &mine, at);
                 out.push_str(&format!("<figure class=\"ladder\" data-bars=\"{bars}\">\n{svg}</figure>\n"));
             }
+            let reported = f.device.l2_bytes as f64 / (1u64 << 20) as f64;
+            let extra = if fam == "l2" { curves::l2_sweep(&mine, reported, label) } else { curves::alignment(fam, &mine, label) };
+            if let Some(c) = extra {
+                out.push_str(&format!("<figure class=\"curves\">\n{}</figure>\n", curves::svg(&c)));
+            }
         }
         let rows: Vec<Vec<String>> = keys
             .iter()
@@ -115,6 +120,9 @@ fn devices(files: &[(String, View)], labels: &[String], prices: &Prices) -> Stri
         let pts = roofline::headline(&all);
         out.push_str(&format!("<h3>{}</h3>\n<p>{}</p>\n", esc(label), esc(path)));
         out.push_str(&roofline::svg(&format!("{label}: measured roofline"), &c, &all));
+        for extra in [curves::transfers(f, label), curves::multi(f, label)].into_iter().flatten() {
+            out.push_str(&format!("<figure class=\"curves\">\n{}</figure>\n", curves::svg(&extra)));
+        }
         out.push_str(&table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(&c, &pts, price_for(f, prices))));
         let (h, r) = roofline::bounds_rows(&pts);
         out.push_str("<p>The same work on the spec sheet's GPUs: attainable bounds, not measurements.</p>\n");

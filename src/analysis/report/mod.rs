@@ -3,6 +3,7 @@
 //! (`html`), with the sections that follow the main table (`sections`: roofline, transfers,
 //! several GPUs, the spec sheet).
 
+pub mod curves;
 pub mod data;
 pub mod html;
 pub mod plots;

@@ -5,6 +5,8 @@
 
 use plotters::prelude::*;
 
+use super::curves;
+use crate::analysis::store::View;
 use crate::schema::entry::{Entry, Kind, Status};
 
 /// The family's shape to draw: the one with the most measured ratios, the largest work among
@@ -24,6 +26,45 @@ fn value(e: &Entry) -> Option<f64> {
 /// A measured variant (as built or tuned) with a value to draw.
 fn is_bar(e: &Entry) -> bool {
     e.status == Status::Ok && value(e).is_some() && matches!(e.kind, Kind::Variant | Kind::Tuned)
+}
+
+/// Every plot of each view, as files to write beside a Markdown report: (file name, caption,
+/// SVG). Per family its ladder (`sgemm.svg`) and its curves where it has some (`l2-sweep.svg`,
+/// `tensor-align.svg`); per device its transfers and several-GPU curves. Files of the second view
+/// on get its number (`sgemm-2.svg`).
+pub fn plot_files(files: &[(String, View)], labels: &[String]) -> Vec<(String, String, String)> {
+    let mut out = Vec::new();
+    for (n, ((_, f), label)) in files.iter().zip(labels).enumerate() {
+        let mut fams: Vec<&str> = Vec::new();
+        for e in &f.entries {
+            if !fams.contains(&e.family.as_str()) {
+                fams.push(&e.family);
+            }
+        }
+        let name = |stem: &str| if n == 0 { format!("{stem}.svg") } else { format!("{stem}-{}.svg", n + 1) };
+        for fam in fams {
+            let mine: Vec<&Entry> = f.entries.iter().filter(|e| e.family == fam).collect();
+            if let Some(at) = ladder_shape(&mine) {
+                let caption = format!("{fam} at {} on {label}", at.shape);
+                out.push((name(fam), caption.clone(), ladder_svg(&caption, &mine, at).0));
+            }
+            let reported = f.device.l2_bytes as f64 / (1u64 << 20) as f64;
+            let (extra, stem) = if fam == "l2" {
+                (curves::l2_sweep(&mine, reported, label), format!("{fam}-sweep"))
+            } else {
+                (curves::alignment(fam, &mine, label), format!("{fam}-align"))
+            };
+            if let Some(c) = extra {
+                out.push((name(&stem), c.title.clone(), curves::svg(&c)));
+            }
+        }
+        for (stem, c) in [("transfers", curves::transfers(f, label)), ("multi", curves::multi(f, label))] {
+            if let Some(c) = c {
+                out.push((name(stem), c.title.clone(), curves::svg(&c)));
+            }
+        }
+    }
+    out
 }
 
 /// The ladder at the shape of `at`, as an SVG that scales to its container's width, and the

@@ -43,6 +43,10 @@ pub struct ReportArgs {
     /// One column per GPU model, or one per card.
     #[arg(long, value_enum, default_value = "model")]
     by: By,
+    /// With `--format markdown`: write the plots (each family's ladder and curves, each device's
+    /// transfers and several-GPU curves) as SVGs into this folder and show them in the report.
+    #[arg(long)]
+    plots: Option<PathBuf>,
 }
 
 /// "GPU=USD": a GPU of the sheet and a positive price.
@@ -81,7 +85,19 @@ pub fn report(args: &ReportArgs) -> Result<u8> {
         FormatArg::Json => Format::Json,
         FormatArg::Html => Format::Html,
     };
+    if args.plots.is_some() && format != Format::Markdown {
+        bail!(LabError::Usage("--plots goes with --format markdown (the HTML page has its plots inline)".into()));
+    }
     print!("{}", report::side_by_side(&columns, format, &prices));
+    if let Some(dir) = &args.plots {
+        std::fs::create_dir_all(dir).map_err(|e| LabError::Results { path: dir.display().to_string(), msg: e.to_string() })?;
+        println!("\nPlots:\n");
+        for (name, caption, svg) in report::plots::plot_files(&columns, &report::labels(&columns)) {
+            let path = dir.join(&name);
+            std::fs::write(&path, svg).map_err(|e| LabError::Results { path: path.display().to_string(), msg: e.to_string() })?;
+            println!("![{caption}]({})\n", path.display());
+        }
+    }
     Ok(exit::OK)
 }
 
