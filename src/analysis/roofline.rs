@@ -9,7 +9,7 @@ use plotters::prelude::*;
 use super::store::View;
 use crate::facts::sheet::{self, Precision};
 use crate::measure::families;
-use crate::schema::entry::{Entry, Status, Unit};
+use crate::schema::entry::{Entry, Kind, Status, Unit};
 
 /// What a results file measured as its ceilings.
 #[derive(Debug, Clone, Default)]
@@ -39,6 +39,7 @@ pub struct Point {
     pub family: String,
     pub variant: String,
     pub shape: String,
+    /// The vendor's: its default call or cuBLASLt's best.
     pub baseline: bool,
     pub precision: Precision,
     /// FLOPs per byte moved, from the declared work.
@@ -103,7 +104,7 @@ pub fn points(file: &View) -> Vec<Point> {
                 family: e.family.clone(),
                 variant: e.label(),
                 shape: e.shape.clone(),
-                baseline: e.is_baseline(),
+                baseline: e.is_baseline() || e.kind == Kind::VendorBest,
                 precision: arithmetic(&e.family),
                 intensity: e.work.flops / bytes,
                 tflops: e.work.flops / (ms / 1e3) / 1e12,
@@ -128,7 +129,7 @@ pub fn headline(pts: &[Point]) -> Vec<Point> {
 }
 
 /// The roofline as an SVG: one horizontal ceiling per measured precision, the DRAM and L2
-/// diagonals, and the points.
+/// diagonals, and the points, one colour per family, the fastest variant of each named.
 pub fn svg(title: &str, c: &Ceilings, pts: &[Point]) -> String {
     let mut out = String::new();
     let _ = draw(&mut out, title, c, pts);
@@ -171,7 +172,26 @@ fn draw(out: &mut String, title: &str, c: &Ceilings, pts: &[Point]) -> Result<()
             .label(format!("L2 {l2:.0} GB/s"))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
     }
-    chart.draw_series(pts.iter().map(|p| Circle::new((p.intensity, p.tflops), 3, BLUE.filled())))?;
+    // One colour per family, in the legend; the fastest non-baseline point of each family named.
+    let dots = [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(214, 39, 40), RGBColor(148, 103, 189), RGBColor(140, 86, 75)];
+    let mut families: Vec<&str> = Vec::new();
+    for p in pts {
+        if !families.contains(&p.family.as_str()) {
+            families.push(&p.family);
+        }
+    }
+    for (i, fam) in families.iter().enumerate() {
+        let color = dots[i % dots.len()];
+        let mine: Vec<&Point> = pts.iter().filter(|p| p.family == *fam).collect();
+        chart
+            .draw_series(mine.iter().map(|p| Circle::new((p.intensity, p.tflops), 3, color.filled())))?
+            .label(*fam)
+            .legend(move |(x, y)| Circle::new((x + 10, y), 3, color.filled()));
+        if let Some(best) = mine.iter().filter(|p| !p.baseline).max_by(|a, b| a.tflops.total_cmp(&b.tflops)) {
+            let name = format!("{} {}", best.variant, best.shape);
+            chart.draw_series(std::iter::once(Text::new(name, (best.intensity * 1.15, best.tflops), ("sans-serif", 11).into_font().color(&color))))?;
+        }
+    }
     chart
         .configure_series_labels()
         .background_style(WHITE.mix(0.8))
