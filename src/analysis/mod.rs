@@ -6,3 +6,4 @@ pub mod migrate;
 pub mod report;
 pub mod roofline;
 pub mod store;
+pub mod svg;

@@ -159,6 +159,12 @@ fn draw(out: &mut String, title: &str, c: &Ceilings, pts: &[Point]) -> Result<()
             .draw_series(LineSeries::new(line, color.stroke_width(2)))?
             .label(format!("{} {peak:.1}", p.label()))
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
+        // The ceiling's name on its line too, at the right, where the points do not reach.
+        chart.draw_series(std::iter::once(Text::new(
+            format!("{} {peak:.0}", p.label()),
+            (x1 / 40.0, peak * 1.08),
+            ("sans-serif", 11).into_font().color(&color),
+        )))?;
     }
     if let Some(bw) = c.dram_gbs {
         chart
@@ -173,7 +179,14 @@ fn draw(out: &mut String, title: &str, c: &Ceilings, pts: &[Point]) -> Result<()
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
     }
     // One colour per family, in the legend; the fastest non-baseline point of each family named.
-    let dots = [RGBColor(31, 119, 180), RGBColor(255, 127, 14), RGBColor(44, 160, 44), RGBColor(214, 39, 40), RGBColor(148, 103, 189), RGBColor(140, 86, 75)];
+    let dots = [
+        RGBColor(31, 119, 180),
+        RGBColor(255, 127, 14),
+        RGBColor(44, 160, 44),
+        RGBColor(214, 39, 40),
+        RGBColor(148, 103, 189),
+        RGBColor(140, 86, 75),
+    ];
     let mut families: Vec<&str> = Vec::new();
     for p in pts {
         if !families.contains(&p.family.as_str()) {
@@ -189,15 +202,14 @@ fn draw(out: &mut String, title: &str, c: &Ceilings, pts: &[Point]) -> Result<()
             .legend(move |(x, y)| Circle::new((x + 10, y), 3, color.filled()));
         if let Some(best) = mine.iter().filter(|p| !p.baseline).max_by(|a, b| a.tflops.total_cmp(&b.tflops)) {
             let name = format!("{} {}", best.variant, best.shape);
-            chart.draw_series(std::iter::once(Text::new(name, (best.intensity * 1.15, best.tflops), ("sans-serif", 11).into_font().color(&color))))?;
+            chart.draw_series(std::iter::once(Text::new(
+                name,
+                (best.intensity * 1.15, best.tflops),
+                ("sans-serif", 11).into_font().color(&color),
+            )))?;
         }
     }
-    chart
-        .configure_series_labels()
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .position(SeriesLabelPosition::LowerRight)
-        .draw()?;
+    super::svg::legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     root.present()?;
     Ok(())
 }

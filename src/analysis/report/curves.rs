@@ -6,6 +6,7 @@
 use plotters::prelude::*;
 
 use crate::analysis::store::View;
+use crate::analysis::svg;
 use crate::measure::families::{self, l2::knee};
 use crate::schema::entry::{Entry, Kind, Status};
 use crate::schema::transfers::{Direction, HostMemory};
@@ -21,6 +22,7 @@ pub struct Curves {
 }
 
 const MIB: f64 = (1u64 << 20) as f64;
+const SIZE: (u32, u32) = (900, 420);
 
 /// The l2 family's sweep: each variant's rate against its working set, MiB.
 pub fn l2_sweep(entries: &[&Entry], reported_mib: f64, label: &str) -> Option<Curves> {
@@ -144,11 +146,11 @@ pub fn multi(f: &View, label: &str) -> Option<Curves> {
 pub fn svg(c: &Curves) -> String {
     let mut out = String::new();
     let _ = draw(&mut out, c);
-    out.replacen("<svg width=\"900\" height=\"420\"", "<svg style=\"width:100%;height:auto\"", 1)
+    svg::fluid(out, SIZE)
 }
 
 fn draw(out: &mut String, c: &Curves) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(out, (900, 420)).into_drawing_area();
+    let root = SVGBackend::with_string(out, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let xs = c.series.iter().flat_map(|s| s.1.iter().map(|p| p.0)).chain(c.marks.iter().map(|m| m.1));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
@@ -175,12 +177,7 @@ fn draw(out: &mut String, c: &Curves) -> Result<(), Box<dyn std::error::Error>> 
                     .label(name.as_str())
                     .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
             }
-            chart
-                .configure_series_labels()
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .position(SeriesLabelPosition::LowerRight)
-                .draw()?;
+            svg::legend(&mut chart, SeriesLabelPosition::LowerRight)?;
         }};
     }
     if c.log_x {

@@ -10,6 +10,9 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
+/// Ladders per family and device: its most measured shapes.
+const LADDERS: usize = 3;
+
 /// A table in a box that scrolls sideways on its own, so a narrow screen never scrolls the page.
 pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     let head: String = header.iter().map(|h| format!("<th>{}</th>", esc(h))).collect();
@@ -46,11 +49,24 @@ fn best<'a>(f: &'a View, family: &str) -> Option<(&'a Entry, Option<usize>)> {
 }
 
 fn summary(files: &[(String, View)], labels: &[String], fams: &[String]) -> String {
-    let header = ["family", "GPU", "best variant", "shape", "vs baseline (95%)", "% of sheet", "MHz", "regime", "measured", "commit"];
+    let header = [
+        "family",
+        "GPU",
+        "best variant",
+        "shape",
+        "vs baseline (95%)",
+        "% of measured peak",
+        "% of sheet",
+        "MHz",
+        "regime",
+        "measured",
+        "commit",
+    ];
     let mut rows = Vec::new();
     for fam in fams {
         for ((_, f), label) in files.iter().zip(labels) {
             let Some((e, run)) = best(f, fam) else { continue };
+            let ceilings = roofline::ceilings(f);
             let run = run.and_then(|i| f.runs.get(i));
             rows.push(vec![
                 fam.clone(),
@@ -61,6 +77,7 @@ fn summary(files: &[(String, View)], labels: &[String], fams: &[String]) -> Stri
                     Some(p) => format!("{:.3}x [{:.3}, {:.3}]", p.ratio.value, p.ratio.low, p.ratio.high),
                     None => opt(e.vs_baseline, |r| format!("{r:.3}x")),
                 },
+                opt(roofline::of_measured(&ceilings, e), pct_text),
                 opt(e.vs_peak, pct_text),
                 opt(e.telemetry.as_ref(), |t| t.sm_mhz_median.to_string()),
                 opt(e.timing, |t| t.regime.label().to_string()),
@@ -82,7 +99,7 @@ fn family_sections(files: &[(String, View)], labels: &[String], keys: &[(String,
         out.push_str(&format!("<section id=\"family-{0}\" class=\"family\">\n<h3>{0}</h3>\n", esc(fam)));
         for ((_, f), label) in files.iter().zip(labels) {
             let mine: Vec<&Entry> = f.entries.iter().filter(|e| &e.family == fam).collect();
-            if let Some(at) = plots::ladder_shape(&mine) {
+            for at in plots::ladder_shapes(&mine, LADDERS) {
                 let (svg, bars) = plots::ladder_svg(&format!("{fam} at {} on {label}", at.shape), &mine, at);
                 out.push_str(&format!("<figure class=\"ladder\" data-bars=\"{bars}\">\n{svg}</figure>\n"));
             }

@@ -7,20 +7,36 @@ use plotters::prelude::*;
 
 use super::curves;
 use crate::analysis::store::View;
+use crate::analysis::svg;
 use crate::schema::entry::{Entry, Kind, Status};
 
-/// The family's shape to draw: the one with the most measured ratios, the largest work among
-/// those (the shape a ladder is read at).
+const SIZE: (u32, u32) = (900, 420);
+
+/// The family's shape to draw first: the one with the most measured ratios, the largest work
+/// among those (the shape a ladder is read at).
 pub fn ladder_shape<'a>(entries: &[&'a Entry]) -> Option<&'a Entry> {
-    let ratios: Vec<&'a Entry> = entries.iter().copied().filter(|e| is_bar(e)).collect();
-    let count = |e: &Entry| ratios.iter().filter(|x| x.dims == e.dims).count();
-    let size = |e: &Entry| e.work.flops + e.work.bytes_read + e.work.bytes_written;
-    ratios.iter().copied().max_by(|a, b| count(a).cmp(&count(b)).then(size(a).total_cmp(&size(b))))
+    ladder_shapes(entries, 1).into_iter().next()
 }
 
 /// What a bar shows: the ratio to the baseline, else the share of the sheet's rate.
 fn value(e: &Entry) -> Option<f64> {
     e.vs_baseline.or(e.vs_peak)
+}
+
+/// Up to `n` shapes to draw, the most measured first (of equal counts, the most work, then the
+/// largest); after the first, only shapes with two bars or more.
+pub fn ladder_shapes<'a>(entries: &[&'a Entry], n: usize) -> Vec<&'a Entry> {
+    let mut shapes: Vec<(&'a Entry, usize)> = Vec::new();
+    for e in entries.iter().copied().filter(|e| is_bar(e)) {
+        match shapes.iter_mut().find(|s| s.0.dims == e.dims) {
+            Some(s) => s.1 += 1,
+            None => shapes.push((e, 1)),
+        }
+    }
+    let size = |e: &Entry| e.work.flops + e.work.bytes_read + e.work.bytes_written;
+    let dims = |e: &Entry| e.dims.iter().product::<u64>();
+    shapes.sort_by(|a, b| b.1.cmp(&a.1).then(size(b.0).total_cmp(&size(a.0))).then(dims(b.0).cmp(&dims(a.0))));
+    shapes.into_iter().enumerate().filter(|(i, s)| *i == 0 || s.1 >= 2).take(n).map(|(_, s)| s.0).collect()
 }
 
 /// A measured variant (as built or tuned) with a value to draw.
@@ -76,12 +92,11 @@ pub fn ladder_svg(title: &str, entries: &[&Entry], at: &Entry) -> (String, usize
     let axis = if bars.iter().any(|e| e.vs_baseline.is_some()) { "ratio to the vendor baseline" } else { "share of the spec sheet's rate" };
     let mut out = String::new();
     let _ = draw(&mut out, title, axis, &bars, best);
-    // plotters writes a fixed size beside its viewBox; without it the page scales the plot.
-    (out.replacen("<svg width=\"900\" height=\"420\"", "<svg style=\"width:100%;height:auto\"", 1), bars.len())
+    (svg::fluid(out, SIZE), bars.len())
 }
 
 fn draw(out: &mut String, title: &str, axis: &str, bars: &[&Entry], best: Option<f64>) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(out, (900, 420)).into_drawing_area();
+    let root = SVGBackend::with_string(out, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let high = |e: &Entry| e.paired.map_or(value(e).unwrap_or(0.0), |p| p.ratio.high);
     let top = bars.iter().map(|e| high(e)).chain(best).fold(1.0, f64::max) * 1.1;
@@ -119,7 +134,7 @@ fn draw(out: &mut String, title: &str, axis: &str, bars: &[&Entry], best: Option
             .label(format!("cuBLASLt's best {b:.3}"))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
     }
-    chart.configure_series_labels().background_style(WHITE.mix(0.8)).border_style(BLACK).position(SeriesLabelPosition::UpperLeft).draw()?;
+    svg::legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     root.present()?;
     Ok(())
 }
