@@ -245,8 +245,10 @@ pub fn measure(
     let gpu = &*gpu;
     let mut timer = timer;
     let is_fault = |err: &LabError| matches!(err, LabError::Driver(_));
-    // The vendor's best: cuBLASLt's candidates searched first, the winner measured as any subject.
+    // The vendor's best: cuBLASLt's candidates searched first (its time counted as timing), the
+    // winner measured as any subject.
     let mut best = None;
+    let search = std::time::Instant::now();
     if *subject == Subject::VendorBest {
         let Some(gemm) = case.vendor_gemm(gpu) else {
             e.reason = Some("the family does not describe its baseline as a GEMM".into());
@@ -274,7 +276,7 @@ pub fn measure(
         (None, None) => Code::Vendor,
     };
     let precision = fam.info().precision;
-    let mut wall = Wall::default();
+    let mut wall = Wall { timing_s: search.elapsed().as_secs_f64(), ..Wall::default() };
     let clock = std::time::Instant::now();
 
     // Correct first: poisoned output, one launch, the check.
@@ -326,7 +328,7 @@ pub fn measure(
         Ok(t) => t,
         Err(err) => return Ok((failed(e, format!("timed launches failed: {err}")), is_fault(&err))),
     };
-    wall.timing_s = clock.elapsed().as_secs_f64();
+    wall.timing_s += clock.elapsed().as_secs_f64();
     e.telemetry = telemetry;
     let clock = std::time::Instant::now();
     let after = case.check(gpu, precision)?;
