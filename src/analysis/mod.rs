@@ -1,6 +1,7 @@
 //! Analysis and output: results on disk (`store`, `migrate`), comparisons of runs, the roofline,
 //! and reports.
 
+pub mod advise;
 pub mod compare;
 pub mod migrate;
 pub mod report;

@@ -1,6 +1,7 @@
 //! The `kernel-lab` command line: argument parsing and one library call per subcommand. Every
 //! failure is one line on stderr and the exit code of its kind (`kernel_lab::error::exit`).
 
+mod advise;
 mod info;
 mod measure;
 mod profile;
@@ -58,6 +59,9 @@ enum Cmd {
     History(results::HistoryArgs),
     /// Stored results side by side: a column per GPU model (or card) of each path.
     Report(results::ReportArgs),
+    /// The spec sheet's GPUs ranked for a workload (BERT, ResNet-50, a GEMM): the sheet's bound
+    /// scaled by the efficiency the lab measured, by time, per dollar and per watt.
+    Advise(advise::AdviseArgs),
     /// Search a family's tunable constants on this GPU; store the best per variant and shape.
     Tune(measure::TuneArgs),
     /// One variant checked once, then launched in NVTX ranges named after it, for ncu or nsys
@@ -147,6 +151,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         Cmd::Report(args) => results::report(&args),
         Cmd::Migrate { files, results_dir } => results::migrate(&files, &results_dir),
         Cmd::Tune(args) => measure::tune(&args),
+        Cmd::Advise(args) => advise::advise(&args),
         Cmd::TuneCandidate(args) => measure::candidate(&args),
         Cmd::Transfers(args) => measure::transfers(&args),
         Cmd::Profile(args) => profile::profile(&args),

@@ -1,0 +1,182 @@
+//! `kernel-lab advise`: which GPU of the spec sheet for a workload, from measurements. A step's
+//! GEMMs are priced on every GPU at the sheet's attainable bound (min(peak, intensity ×
+//! bandwidth)), then scaled by an efficiency: the share of that bound the vendor's GEMM reached
+//! where the lab measured it (on the workload's own shapes where it has them, else on every
+//! shape of the precision's family), the spread of those shares carried into a range. GPUs the
+//! lab measured use their own efficiency; the others the measured GPUs' together, and say so.
+
+pub mod workload;
+
+use serde::Serialize;
+
+use crate::analysis::store::View;
+use crate::facts::sheet::{self, Gpu};
+use crate::schema::entry::{Entry, Kind, Status};
+pub use workload::{Precision, Workload};
+
+/// What the user asks.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub workload: Workload,
+    pub precision: Precision,
+    pub batch: u64,
+    pub budget_usd: Option<f64>,
+    pub power_w: Option<f64>,
+}
+
+/// Shares of the sheet's bound the vendor's GEMM reached: median, lowest, highest, and how many.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Efficiency {
+    pub median: f64,
+    pub low: f64,
+    pub high: f64,
+    pub entries: usize,
+}
+
+impl Efficiency {
+    fn of(mut v: Vec<f64>) -> Option<Efficiency> {
+        v.retain(|x| x.is_finite() && *x > 0.0);
+        v.sort_by(f64::total_cmp);
+        Some(Efficiency { median: *v.get(v.len() / 2)?, low: v[0], high: v[v.len() - 1], entries: v.len() })
+    }
+}
+
+/// One GPU of the sheet, priced.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub gpu: &'static str,
+    /// "measured here" or "predicted from N measured GPUs".
+    pub basis: String,
+    /// The step at the sheet's bound, ms.
+    pub bound_ms: f64,
+    /// The predicted step, ms, and its range from the efficiency's spread.
+    pub step_ms: f64,
+    pub step_ms_range: (f64, f64),
+    pub steps_per_s: f64,
+    pub per_1000_usd: Option<f64>,
+    pub per_w: f64,
+    pub memory_gb: Option<f64>,
+    /// Why it is left out of the ranking (budget, power, memory), if it is.
+    pub excluded: Option<String>,
+}
+
+/// The vendor's GEMMs in `family` measured in `view`, as shares of the sheet's bound on that
+/// GPU: those of the workload's own shapes where there are some, else those comparable to them
+/// (every dimension a multiple of 8, as the workload's are, and FLOPs within a factor of 4 of
+/// its GEMMs': a 1024³ call or a misaligned 4095³ one says little about a 16384x768x3072 one).
+fn shares(view: &View, gpu: &Gpu, req: &Request, family: &str) -> Vec<f64> {
+    let p = req.precision.sheet();
+    let ok = |e: &&Entry| e.family == family && e.kind == Kind::Baseline && e.status == Status::Ok && e.rate.is_some();
+    let share = |e: &Entry| {
+        let w = workload::work(&crate::measure::families::Shape(e.dims.clone()), req.precision);
+        Some(e.rate? / gpu.bound(p, w.flops / (w.bytes_read + w.bytes_written))?)
+    };
+    let gemms = req.workload.gemms(req.batch);
+    let own: Vec<f64> = view.entries.iter().filter(ok).filter(|e| gemms.iter().any(|(s, _)| s.0 == e.dims)).filter_map(share).collect();
+    if !own.is_empty() {
+        return own;
+    }
+    let flops = |d: &[u64]| 2.0 * d.iter().map(|&x| x as f64).product::<f64>();
+    let (lo, hi) = gemms.iter().map(|(s, _)| flops(&s.0)).fold((f64::INFINITY, 0.0f64), |(a, b), f| (a.min(f), b.max(f)));
+    let comparable = |e: &&Entry| e.dims.iter().all(|d| d % 8 == 0) && flops(&e.dims) >= lo / 4.0 && flops(&e.dims) <= hi * 4.0;
+    view.entries.iter().filter(ok).filter(comparable).filter_map(share).collect()
+}
+
+/// Every GPU of the sheet priced for `req`, fastest first, those a constraint rules out last.
+pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
+    let p = req.precision.sheet();
+    let gemms = req.workload.gemms(req.batch);
+    // Per sheet GPU, the shares of every view of it (runs kept in other folders are the same GPU).
+    let mut by_gpu: Vec<(&'static Gpu, Vec<f64>)> = Vec::new();
+    for v in views {
+        let (Some(fam), Some(gpu)) = (req.precision.family(), sheet::for_device(&v.device.name, v.device.sms)) else { continue };
+        let s = shares(v, gpu, req, fam);
+        match by_gpu.iter_mut().find(|(g, _)| g.name == gpu.name) {
+            Some((_, all)) => all.extend(s),
+            None => by_gpu.push((gpu, s)),
+        }
+    }
+    let measured: Vec<(&'static Gpu, Efficiency)> = by_gpu.into_iter().filter_map(|(g, s)| Some((g, Efficiency::of(s)?))).collect();
+    let pooled = Efficiency::of(measured.iter().flat_map(|(_, e)| [e.low, e.median, e.high]).collect());
+    let mut rows: Vec<Row> = sheet::GPUS
+        .iter()
+        .filter_map(|gpu| {
+            let bound_s: f64 = gemms
+                .iter()
+                .map(|(s, n)| {
+                    let w = workload::work(s, req.precision);
+                    Some(n * w.flops / (gpu.bound(p, w.flops / (w.bytes_read + w.bytes_written))? * 1e12))
+                })
+                .sum::<Option<f64>>()?;
+            let (eff, basis) = match measured.iter().find(|(g, _)| g.name == gpu.name) {
+                Some((_, e)) => (Some(*e), format!("measured here ({} GEMMs)", e.entries)),
+                None => match pooled {
+                    Some(e) => (Some(e), format!("predicted from {} measured GPU(s)", measured.len())),
+                    None => (None, "the sheet's bound (no measurement in this precision)".to_string()),
+                },
+            };
+            let (mid, lo, hi) = eff.map_or((1.0, 1.0, 1.0), |e| (e.median, e.low, e.high));
+            let step_ms = bound_s * 1e3 / mid;
+            let steps = 1e3 / step_ms;
+            let memory_gb = req.workload.memory_gb(req.batch, req.precision);
+            let price = gpu.price_usd.map(f64::from);
+            let excluded = match (req.budget_usd, price, req.power_w, memory_gb) {
+                (Some(b), None, _, _) => Some(format!("no published price (budget ${b:.0})")),
+                (Some(b), Some(pr), _, _) if pr > b => Some(format!("${pr:.0} is over the ${b:.0} budget")),
+                (_, _, Some(w), _) if gpu.tdp_w as f64 > w => Some(format!("{} W is over the {w:.0} W limit", gpu.tdp_w)),
+                (_, _, _, Some(m)) if m > gpu.memory_gb as f64 => Some(format!("needs {m:.0} GB, has {}", gpu.memory_gb)),
+                _ => None,
+            };
+            Some(Row {
+                gpu: gpu.name,
+                basis,
+                bound_ms: bound_s * 1e3,
+                step_ms,
+                step_ms_range: (bound_s * 1e3 / hi, bound_s * 1e3 / lo),
+                steps_per_s: steps,
+                per_1000_usd: price.map(|pr| steps / pr * 1e3),
+                per_w: steps / gpu.tdp_w as f64,
+                memory_gb,
+                excluded,
+            })
+        })
+        .collect();
+    rows.sort_by(|a, b| a.excluded.is_some().cmp(&b.excluded.is_some()).then(a.step_ms.total_cmp(&b.step_ms)));
+    rows
+}
+
+/// The reasoning under the table: the best GPU by time, per dollar and per watt among those
+/// the constraints leave, and the pairs the seed articles compare.
+pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
+    let open: Vec<&Row> = rows.iter().filter(|r| r.excluded.is_none()).collect();
+    let mut out = Vec::new();
+    let best = |key: &dyn Fn(&Row) -> Option<f64>| {
+        open.iter().copied().filter(|r| key(r).is_some()).max_by(|a, b| key(a).unwrap().total_cmp(&key(b).unwrap()))
+    };
+    if let Some(r) = best(&|r| Some(-r.step_ms)) {
+        out.push(format!(
+            "fastest: {} at {:.1} ms a step ({:.1}-{:.1}; {})",
+            r.gpu, r.step_ms, r.step_ms_range.0, r.step_ms_range.1, r.basis
+        ));
+    }
+    if let Some(r) = best(&|r| r.per_1000_usd) {
+        out.push(format!("most per dollar: {} at {:.2} steps/s per $1000 of launch price", r.gpu, r.per_1000_usd.unwrap_or(0.0)));
+    }
+    if let Some(r) = best(&|r| Some(r.per_w)) {
+        out.push(format!("most per watt: {} at {:.3} steps/s per W of TDP", r.gpu, r.per_w));
+    }
+    let find = |n: &str| rows.iter().find(|r| r.gpu == n);
+    if let (Some(a), Some(b)) = (find("RTX 4090"), find("RTX 4070")) {
+        out.push(format!(
+            "RTX 4090 against RTX 4070, which the seed articles weigh against each other: {:.2}x as fast",
+            b.step_ms / a.step_ms
+        ));
+    }
+    if let (Some(a), Some(b)) = (find("RTX 4070 Ti"), find("V100 SXM2")) {
+        out.push(format!("RTX 4070 Ti against V100 SXM2, likewise: {:.2}x as fast", b.step_ms / a.step_ms));
+    }
+    if req.precision == Precision::Bf16 || req.precision == Precision::Fp8 {
+        out.push("the lab has no measurement in this precision yet: every row is the sheet's bound, not a prediction".into());
+    }
+    out
+}

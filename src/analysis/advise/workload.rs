@@ -1,0 +1,166 @@
+//! A workload as the lab can price it: its GEMMs per training step (the lab's own BERT and
+//! ResNet-50 suites, or one GEMM), the bytes of its gradients, and the memory a step needs.
+
+use crate::facts::sheet::Precision as Sheet;
+use crate::measure::families::sgemm::{gemm_suites, gemm_work};
+use crate::measure::families::Shape;
+use crate::schema::entry::Work;
+
+/// The precision the workload computes in, and what follows from it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Precision {
+    Fp32,
+    Tf32,
+    Fp16,
+    Bf16,
+    Int8,
+    Fp8,
+}
+
+impl Precision {
+    /// The sheet's rate the GEMMs run at.
+    pub fn sheet(self) -> Sheet {
+        match self {
+            Precision::Fp32 => Sheet::Fp32,
+            Precision::Tf32 => Sheet::Tf32,
+            Precision::Fp16 => Sheet::Fp16F32Acc,
+            Precision::Bf16 => Sheet::Bf16F32Acc,
+            Precision::Int8 => Sheet::Int8,
+            Precision::Fp8 => Sheet::Fp8F32Acc,
+        }
+    }
+
+    /// Bytes of an input element (outputs are counted at 4: fp32 or int32 accumulators).
+    pub fn bytes(self) -> f64 {
+        match self {
+            Precision::Fp32 | Precision::Tf32 => 4.0,
+            Precision::Fp16 | Precision::Bf16 => 2.0,
+            Precision::Int8 | Precision::Fp8 => 1.0,
+        }
+    }
+
+    /// The lab's family that measures GEMMs in this precision, where it has one.
+    pub fn family(self) -> Option<&'static str> {
+        match self {
+            Precision::Fp32 => Some("sgemm"),
+            Precision::Tf32 => Some("tf32"),
+            Precision::Fp16 => Some("tensor"),
+            Precision::Int8 => Some("int8"),
+            Precision::Bf16 | Precision::Fp8 => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Workload {
+    BertBase,
+    BertLarge,
+    Resnet50,
+    Gemm(Shape),
+}
+
+/// BERT's sequence length; the batch counts sequences.
+const SEQ: u64 = 512;
+
+impl Workload {
+    /// "bert-base", "bert-large", "resnet50" or "gemm MxNxK" ("gemm 4096" is square).
+    pub fn parse(text: &str) -> Result<Workload, String> {
+        match text.trim() {
+            "bert-base" => Ok(Workload::BertBase),
+            "bert-large" => Ok(Workload::BertLarge),
+            "resnet50" => Ok(Workload::Resnet50),
+            t => {
+                let dims = t
+                    .strip_prefix("gemm")
+                    .map(str::trim)
+                    .ok_or_else(|| format!("--workload '{t}': expected bert-base, bert-large, resnet50 or gemm MxNxK"))?;
+                let d: Vec<u64> = dims
+                    .split('x')
+                    .map(|x| x.parse::<u64>().ok().filter(|&v| v > 0))
+                    .collect::<Option<_>>()
+                    .ok_or_else(|| format!("--workload '{t}': gemm takes N or MxNxK"))?;
+                match d.as_slice() {
+                    [n] => Ok(Workload::Gemm(Shape(vec![*n, *n, *n]))),
+                    [m, n, k] => Ok(Workload::Gemm(Shape(vec![*m, *n, *k]))),
+                    _ => Err(format!("--workload '{t}': gemm takes N or MxNxK")),
+                }
+            }
+        }
+    }
+
+    /// The batch a step of it takes when none is given (the suites' own).
+    pub fn default_batch(&self) -> u64 {
+        match self {
+            Workload::BertBase | Workload::BertLarge => 32,
+            Workload::Resnet50 => 256,
+            Workload::Gemm(_) => 1,
+        }
+    }
+
+    /// What a step is, said in the table.
+    pub fn describe(&self, batch: u64) -> String {
+        match self {
+            Workload::BertBase => format!("a BERT-base training step, {batch} x {SEQ} tokens: the 4 dense GEMMs of 12 layers, forward and backward"),
+            Workload::BertLarge => format!("a BERT-large training step, {batch} x {SEQ} tokens: the 4 dense GEMMs of 24 layers, forward and backward"),
+            Workload::Resnet50 => format!(
+                "a ResNet-50 training step, batch {batch}: its 3x3 convolutions (per stage, one per block) and 32 1x1 convolutions priced as stage 4's, as implicit GEMMs, forward and backward"
+            ),
+            Workload::Gemm(s) => format!("one GEMM {}x{}x{}", s.0[0], s.0[1], s.0[2]),
+        }
+    }
+
+    /// The step's GEMMs with how often each runs. Training runs each forward GEMM three times
+    /// (forward, the inputs' gradient, the weights' gradient: the same FLOPs each).
+    pub fn gemms(&self, batch: u64) -> Vec<(Shape, f64)> {
+        let suite = |name: &str| gemm_suites().into_iter().find(|s| s.name == name).map(|s| s.shapes).unwrap_or_default();
+        let rows = |shapes: &[Shape], per: f64, m: u64| -> Vec<(Shape, f64)> {
+            shapes.iter().map(|s| (Shape(vec![m, s.0[1], s.0[2]]), per)).collect()
+        };
+        match self {
+            // The suite holds BERT-base's four layer GEMMs, then BERT-large's, at 32 x 512 tokens.
+            Workload::BertBase => rows(&suite("bert")[..4], 3.0 * 12.0, batch * SEQ),
+            Workload::BertLarge => rows(&suite("bert")[4..8], 3.0 * 24.0, batch * SEQ),
+            Workload::Resnet50 => {
+                let shapes = suite("resnet");
+                let per_image = |s: &Shape| s.0[0] / 256;
+                // Blocks per stage 3, 4, 6, 3 (one 3x3 convolution each); two 1x1 per block.
+                [3.0, 4.0, 6.0, 3.0, 32.0]
+                    .iter()
+                    .zip(&shapes)
+                    .map(|(&n, s)| (Shape(vec![per_image(s) * batch, s.0[1], s.0[2]]), 3.0 * n))
+                    .collect()
+            }
+            Workload::Gemm(s) => vec![(s.clone(), 1.0)],
+        }
+    }
+
+    /// Parameters, for the gradients a data-parallel step all-reduces and the optimizer's state.
+    pub fn parameters(&self) -> Option<f64> {
+        match self {
+            Workload::BertBase => Some(110e6),
+            Workload::BertLarge => Some(340e6),
+            Workload::Resnet50 => Some(25.6e6),
+            Workload::Gemm(_) => None,
+        }
+    }
+
+    /// Memory a training step needs on one GPU, GB, where the lab can say: weights, gradients and
+    /// Adam's state at 16 bytes a parameter (mixed precision), and for BERT the activations of
+    /// Korthikanti et al. (2022), s·b·h·(34 + 5·a·s/h) bytes a layer at 2 bytes an element.
+    pub fn memory_gb(&self, batch: u64, p: Precision) -> Option<f64> {
+        let (layers, hidden, heads) = match self {
+            Workload::BertBase => (12.0, 768.0, 12.0),
+            Workload::BertLarge => (24.0, 1024.0, 16.0),
+            _ => return None,
+        };
+        let s = SEQ as f64;
+        let act = layers * s * batch as f64 * hidden * (34.0 + 5.0 * heads * s / hidden) * p.bytes() / 2.0;
+        Some((self.parameters()? * 16.0 + act) / 1e9)
+    }
+}
+
+/// The work of one GEMM of the workload in `p`.
+pub fn work(shape: &Shape, p: Precision) -> Work {
+    gemm_work(shape, p.bytes(), 4.0)
+}

@@ -1,0 +1,66 @@
+//! `kernel-lab advise`: the workload's GEMMs, the ranking arithmetic against the spec sheet, the
+//! constraints, and bad input as one-line errors.
+
+use kernel_lab::analysis::advise::{self, workload, Precision, Request, Workload};
+use kernel_lab::facts::sheet;
+
+fn request(workload: Workload, precision: Precision) -> Request {
+    let batch = workload.default_batch();
+    Request { workload, precision, batch, budget_usd: None, power_w: None }
+}
+
+#[test]
+fn a_bert_base_step_is_its_dense_gemms_three_times() {
+    let gemms = Workload::BertBase.gemms(32);
+    // Per layer 2 x 16384 tokens x 768 x (2304 + 768 + 3072) plus the MLP's way down (3072 -> 768).
+    let flops: f64 = gemms.iter().map(|(s, n)| n * workload::work(s, Precision::Fp16).flops).sum();
+    let per_layer = 2.0 * 16384.0 * (768.0 * 2304.0 + 768.0 * 768.0 + 768.0 * 3072.0 + 3072.0 * 768.0);
+    assert!((flops / (3.0 * 12.0 * per_layer) - 1.0).abs() < 1e-12, "{flops}");
+    assert_eq!(Workload::BertLarge.gemms(8)[0].0 .0[0], 8 * 512, "the batch sets the tokens");
+    assert_eq!(Workload::parse("gemm 4096"), Ok(Workload::Gemm(kernel_lab::measure::families::Shape(vec![4096, 4096, 4096]))));
+    for bad in ["bert", "gemm", "gemm 4x4", "gemm 0x1x1", "resnet"] {
+        assert!(Workload::parse(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn without_measurements_each_gpu_is_its_bound_and_constraints_leave_gpus_out() {
+    let req = request(Workload::Gemm(kernel_lab::measure::families::Shape(vec![8192, 8192, 8192])), Precision::Fp16);
+    let rows = advise::advise(&req, &[]);
+    let with_rate = sheet::GPUS.iter().filter(|g| g.rate(sheet::Precision::Fp16F32Acc).is_some()).count();
+    assert_eq!(rows.len(), with_rate);
+    for r in &rows {
+        assert!(r.basis.contains("bound") && (r.step_ms - r.bound_ms).abs() < 1e-9, "{r:?}");
+        let g = sheet::find(r.gpu).unwrap();
+        // 2 x 8192³ FLOPs at the fp16 rate: compute-bound on every GPU of the sheet.
+        let want = 2.0 * 8192f64.powi(3) / (g.rate(sheet::Precision::Fp16F32Acc).unwrap() * 1e12) * 1e3;
+        assert!((r.step_ms / want - 1.0).abs() < 1e-9, "{}: {} vs {want}", r.gpu, r.step_ms);
+        assert!((r.per_w - r.steps_per_s / g.tdp_w as f64).abs() < 1e-12);
+    }
+    assert!(rows.windows(2).all(|w| w[0].step_ms <= w[1].step_ms), "fastest first");
+
+    let budget = Request { budget_usd: Some(2000.0), power_w: Some(400.0), ..req };
+    let rows = advise::advise(&budget, &[]);
+    for r in &rows {
+        let g = sheet::find(r.gpu).unwrap();
+        let fits = g.price_usd.is_some_and(|p| p as f64 <= 2000.0) && g.tdp_w as f64 <= 400.0;
+        assert_eq!(r.excluded.is_none(), fits, "{r:?}");
+    }
+    let first_out = rows.iter().position(|r| r.excluded.is_some()).unwrap_or(rows.len());
+    assert!(rows[first_out..].iter().all(|r| r.excluded.is_some()), "the ones left out come last");
+}
+
+#[test]
+fn bad_input_is_one_line() {
+    for (args, want) in [
+        (vec!["--workload", "gpt2"], "--workload"),
+        (vec!["--workload", "bert-base", "--budget", "-5"], "--budget"),
+        (vec!["--workload", "bert-base", "--precision", "fp4"], "fp4"),
+        (vec!["--workload", "bert-base", "--batch", "0"], "--batch"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernel-lab")).arg("advise").args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+    }
+}
