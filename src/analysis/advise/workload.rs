@@ -6,8 +6,8 @@ use crate::measure::families::sgemm::{gemm_suites, gemm_work};
 use crate::measure::families::Shape;
 use crate::schema::entry::Work;
 
-/// The precision the workload computes in, and what follows from it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// The precision the workload computes in, and what follows from it (`--precision`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum Precision {
     Fp32,

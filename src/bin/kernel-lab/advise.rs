@@ -10,16 +10,6 @@ use kernel_lab::error::exit;
 use kernel_lab::LabError;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum PrecisionArg {
-    Fp32,
-    Tf32,
-    Fp16,
-    Bf16,
-    Int8,
-    Fp8,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 enum AdviseFormat {
     Table,
     Markdown,
@@ -32,7 +22,7 @@ pub struct AdviseArgs {
     #[arg(long)]
     workload: String,
     #[arg(long, value_enum, default_value = "fp16")]
-    precision: PrecisionArg,
+    precision: Precision,
     /// Sequences (BERT, of 512 tokens) or images (ResNet-50) a step (default: 32, 256).
     #[arg(long)]
     batch: Option<u64>,
@@ -63,14 +53,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
     if a.batch == Some(0) {
         bail!(usage("--batch must be at least 1".into()));
     }
-    let precision = match a.precision {
-        PrecisionArg::Fp32 => Precision::Fp32,
-        PrecisionArg::Tf32 => Precision::Tf32,
-        PrecisionArg::Fp16 => Precision::Fp16,
-        PrecisionArg::Bf16 => Precision::Bf16,
-        PrecisionArg::Int8 => Precision::Int8,
-        PrecisionArg::Fp8 => Precision::Fp8,
-    };
+    let precision = a.precision;
     let views = if a.results.exists() { store::views(&store::read(std::slice::from_ref(&a.results))?, Group::Model) } else { Vec::new() };
     let batch = a.batch.unwrap_or_else(|| workload.default_batch());
     let req = Request { batch, budget_usd: a.budget, power_w: a.power, precision, workload };
