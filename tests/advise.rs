@@ -10,12 +10,19 @@ fn request(workload: Workload, precision: Precision) -> Request {
 }
 
 #[test]
-fn a_bert_base_step_is_its_dense_gemms_three_times() {
+fn a_bert_base_step_is_its_gemms_three_times() {
     let gemms = Workload::BertBase.gemms(32);
-    // Per layer 2 x 16384 tokens x 768 x (2304 + 768 + 3072) plus the MLP's way down (3072 -> 768).
+    // Per layer 2 x 16384 tokens x 768 x (2304 + 768 + 3072) plus the MLP's way down (3072 -> 768),
+    // and attention: 32 x 12 heads x 2 GEMMs of 2 x 512 x 512 x 64.
     let flops: f64 = gemms.iter().map(|(s, n)| n * workload::work(s, Precision::Fp16).flops).sum();
-    let per_layer = 2.0 * 16384.0 * (768.0 * 2304.0 + 768.0 * 768.0 + 768.0 * 3072.0 + 3072.0 * 768.0);
-    assert!((flops / (3.0 * 12.0 * per_layer) - 1.0).abs() < 1e-12, "{flops}");
+    let dense = 2.0 * 16384.0 * (768.0 * 2304.0 + 768.0 * 768.0 + 768.0 * 3072.0 + 3072.0 * 768.0);
+    let attention = 32.0 * 12.0 * 2.0 * (2.0 * 512.0 * 512.0 * 64.0);
+    assert!((flops / (3.0 * 12.0 * (dense + attention)) - 1.0).abs() < 1e-12, "{flops}");
+    // The element-wise passes: softmax and dropout over the scores, ten activation passes.
+    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap();
+    let per_layer = 2.0 * 2.0 * (2.0 * 32.0 * 12.0 * 512.0 * 512.0 + 16384.0 * 768.0 * 10.0);
+    assert!((bytes / (3.0 * 12.0 * per_layer) - 1.0).abs() < 1e-12, "{bytes}");
+    assert_eq!(Workload::Resnet50.stream_bytes(256, Precision::Fp16), None);
     assert_eq!(Workload::BertLarge.gemms(8)[0].0 .0[0], 8 * 512, "the batch sets the tokens");
     assert_eq!(Workload::parse("gemm 4096"), Ok(Workload::Gemm(kernel_lab::measure::families::Shape(vec![4096, 4096, 4096]))));
     for bad in ["bert", "gemm", "gemm 4x4", "gemm 0x1x1", "resnet"] {

@@ -2,8 +2,10 @@
 //! GEMMs are priced on every GPU at the sheet's attainable bound (min(peak, intensity ×
 //! bandwidth)), then scaled by an efficiency: the share of that bound the vendor's GEMM reached
 //! where the lab measured it (on the workload's own shapes where it has them, else on every
-//! shape of the precision's family), the spread of those shares carried into a range. GPUs the
-//! lab measured use their own efficiency; the others the measured GPUs' together, and say so.
+//! shape of the precision's family), the spread of those shares carried into a range. The
+//! step's element-wise passes are priced at the sheet's bandwidth times the share of it
+//! cudaMemcpy reached. GPUs the lab measured use their own efficiencies; the others the measured
+//! GPUs' together, and say so.
 
 pub mod workload;
 
@@ -49,6 +51,8 @@ pub struct Row {
     pub basis: String,
     /// The step at the sheet's bound, ms.
     pub bound_ms: f64,
+    /// Of the predicted step, the element-wise passes at memory speed, ms.
+    pub stream_ms: f64,
     /// The predicted step, ms, and its range from the efficiency's spread.
     pub step_ms: f64,
     pub step_ms_range: (f64, f64),
@@ -97,6 +101,23 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         }
     }
     let measured: Vec<(&'static Gpu, Efficiency)> = by_gpu.into_iter().filter_map(|(g, s)| Some((g, Efficiency::of(s)?))).collect();
+    // The share of the sheet's bandwidth cudaMemcpy reached, per measured GPU (the best of its
+    // copies: the largest arrays are the ones that reach it).
+    let copies: Vec<(&'static Gpu, f64)> = views
+        .iter()
+        .filter_map(|v| {
+            let gpu = sheet::for_device(&v.device.name, v.device.sms)?;
+            let best = v
+                .entries
+                .iter()
+                .filter(|e| e.family == "memory" && e.kind == Kind::Baseline && e.status == Status::Ok)
+                .filter_map(|e| e.rate)
+                .fold(f64::NAN, f64::max);
+            (best > 0.0).then(|| (gpu, best / gpu.bandwidth_gbs))
+        })
+        .collect();
+    let copy_share = |gpu: &Gpu| copies.iter().find(|(g, _)| g.name == gpu.name).or(copies.first()).map_or(1.0, |c| c.1);
+    let stream_bytes = req.workload.stream_bytes(req.batch, req.precision).unwrap_or(0.0);
     let pooled = Efficiency::of(measured.iter().flat_map(|(_, e)| [e.low, e.median, e.high]).collect());
     let mut rows: Vec<Row> = sheet::GPUS
         .iter()
@@ -116,7 +137,9 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 },
             };
             let (mid, lo, hi) = eff.map_or((1.0, 1.0, 1.0), |e| (e.median, e.low, e.high));
-            let step_ms = bound_s * 1e3 / mid;
+            let stream_ms = stream_bytes / (gpu.bandwidth_gbs * 1e9 * copy_share(gpu)) * 1e3;
+            let bound_ms = bound_s * 1e3 + stream_bytes / (gpu.bandwidth_gbs * 1e9) * 1e3;
+            let step_ms = bound_s * 1e3 / mid + stream_ms;
             let steps = 1e3 / step_ms;
             let memory_gb = req.workload.memory_gb(req.batch, req.precision);
             let price = gpu.price_usd.map(f64::from);
@@ -130,9 +153,10 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             Some(Row {
                 gpu: gpu.name,
                 basis,
-                bound_ms: bound_s * 1e3,
+                bound_ms,
+                stream_ms,
                 step_ms,
-                step_ms_range: (bound_s * 1e3 / hi, bound_s * 1e3 / lo),
+                step_ms_range: (bound_s * 1e3 / hi + stream_ms, bound_s * 1e3 / lo + stream_ms),
                 steps_per_s: steps,
                 per_1000_usd: price.map(|pr| steps / pr * 1e3),
                 per_w: steps / gpu.tdp_w as f64,

@@ -31,7 +31,16 @@ impl Precision {
         }
     }
 
-    /// Bytes of an input element (outputs are counted at 4: fp32 or int32 accumulators).
+    /// Bytes of an output element: training writes fp16 and bf16 results (and fp8 GEMMs bf16
+    /// ones); fp32, tf32 and int8 (int32) write 4.
+    pub fn out_bytes(self) -> f64 {
+        match self {
+            Precision::Fp16 | Precision::Bf16 | Precision::Fp8 => 2.0,
+            Precision::Fp32 | Precision::Tf32 | Precision::Int8 => 4.0,
+        }
+    }
+
+    /// Bytes of an input element.
     pub fn bytes(self) -> f64 {
         match self {
             Precision::Fp32 | Precision::Tf32 => 4.0,
@@ -62,6 +71,9 @@ pub enum Workload {
 
 /// BERT's sequence length; the batch counts sequences.
 const SEQ: u64 = 512;
+/// Layers, hidden size, attention heads.
+const BASE: (f64, u64, u64) = (12.0, 768, 12);
+const LARGE: (f64, u64, u64) = (24.0, 1024, 16);
 
 impl Workload {
     /// "bert-base", "bert-large", "resnet50" or "gemm MxNxK" ("gemm 4096" is square).
@@ -101,8 +113,8 @@ impl Workload {
     /// What a step is, said in the table.
     pub fn describe(&self, batch: u64) -> String {
         match self {
-            Workload::BertBase => format!("a BERT-base training step, {batch} x {SEQ} tokens: the 4 dense GEMMs of 12 layers, forward and backward"),
-            Workload::BertLarge => format!("a BERT-large training step, {batch} x {SEQ} tokens: the 4 dense GEMMs of 24 layers, forward and backward"),
+            Workload::BertBase => format!("a BERT-base training step, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
+            Workload::BertLarge => format!("a BERT-large training step, {batch} x {SEQ} tokens: 24 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
             Workload::Resnet50 => format!(
                 "a ResNet-50 training step, batch {batch}: its 3x3 convolutions (per stage, one per block) and 32 1x1 convolutions priced as stage 4's, as implicit GEMMs, forward and backward"
             ),
@@ -117,10 +129,17 @@ impl Workload {
         let rows = |shapes: &[Shape], per: f64, m: u64| -> Vec<(Shape, f64)> {
             shapes.iter().map(|s| (Shape(vec![m, s.0[1], s.0[2]]), per)).collect()
         };
+        // Per layer, per sequence and head: the scores Q·Kᵀ (s x s x d) and their weighting of V
+        // (s x d x s), d = hidden / heads, as one batched call each: priced as a GEMM with the
+        // batch and heads stacked into M (the same FLOPs; a batched call runs like a large GEMM).
+        let attention = |(layers, hidden, heads): (f64, u64, u64)| {
+            let (d, rows) = (hidden / heads, batch * heads * SEQ);
+            vec![(Shape(vec![rows, SEQ, d]), 3.0 * layers), (Shape(vec![rows, d, SEQ]), 3.0 * layers)]
+        };
         match self {
             // The suite holds BERT-base's four layer GEMMs, then BERT-large's, at 32 x 512 tokens.
-            Workload::BertBase => rows(&suite("bert")[..4], 3.0 * 12.0, batch * SEQ),
-            Workload::BertLarge => rows(&suite("bert")[4..8], 3.0 * 24.0, batch * SEQ),
+            Workload::BertBase => [rows(&suite("bert")[..4], 3.0 * 12.0, batch * SEQ), attention(BASE)].concat(),
+            Workload::BertLarge => [rows(&suite("bert")[4..8], 3.0 * 24.0, batch * SEQ), attention(LARGE)].concat(),
             Workload::Resnet50 => {
                 let shapes = suite("resnet");
                 let per_image = |s: &Shape| s.0[0] / 256;
@@ -149,18 +168,37 @@ impl Workload {
     /// Adam's state at 16 bytes a parameter (mixed precision), and for BERT the activations of
     /// Korthikanti et al. (2022), s·b·h·(34 + 5·a·s/h) bytes a layer at 2 bytes an element.
     pub fn memory_gb(&self, batch: u64, p: Precision) -> Option<f64> {
-        let (layers, hidden, heads) = match self {
-            Workload::BertBase => (12.0, 768.0, 12.0),
-            Workload::BertLarge => (24.0, 1024.0, 16.0),
-            _ => return None,
-        };
-        let s = SEQ as f64;
+        let (layers, hidden, heads) = self.bert()?;
+        let (hidden, heads, s) = (hidden as f64, heads as f64, SEQ as f64);
         let act = layers * s * batch as f64 * hidden * (34.0 + 5.0 * heads * s / hidden) * p.bytes() / 2.0;
         Some((self.parameters()? * 16.0 + act) / 1e9)
     }
 }
 
+impl Workload {
+    fn bert(&self) -> Option<(f64, u64, u64)> {
+        match self {
+            Workload::BertBase => Some(BASE),
+            Workload::BertLarge => Some(LARGE),
+            _ => None,
+        }
+    }
+
+    /// Bytes the step's element-wise passes move, which run at memory speed, for BERT: per layer
+    /// and forward pass the softmax reads and writes the scores (batch x heads x s² elements) and
+    /// its dropout the same again; layer norm (2), GELU, dropout (2) and the residual adds (2)
+    /// each read and write the tokens' activations (tokens x hidden; GELU's x 4 hidden). The
+    /// backward passes move about twice the forward's.
+    pub fn stream_bytes(&self, batch: u64, p: Precision) -> Option<f64> {
+        let (layers, hidden, heads) = self.bert()?;
+        let (tokens, e) = ((batch * SEQ) as f64, p.bytes());
+        let scores = (batch * heads) as f64 * (SEQ * SEQ) as f64;
+        let per_layer = 2.0 * e * (2.0 * scores + tokens * hidden as f64 * (2.0 + 4.0 + 2.0 + 2.0));
+        Some(3.0 * layers * per_layer)
+    }
+}
+
 /// The work of one GEMM of the workload in `p`.
 pub fn work(shape: &Shape, p: Precision) -> Work {
-    gemm_work(shape, p.bytes(), 4.0)
+    gemm_work(shape, p.bytes(), p.out_bytes())
 }

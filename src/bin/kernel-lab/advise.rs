@@ -66,7 +66,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         );
         return Ok(exit::OK);
     }
-    let header = ["rank", "GPU", "step ms", "range", "steps/s", "per $1000", "per W", "memory GB", "basis", "left out"];
+    let header = ["rank", "GPU", "step ms", "range", "element-wise ms", "steps/s", "per $1000", "per W", "memory GB", "basis", "left out"];
     let mut t = new_table(header.map(String::from).to_vec(), a.format == AdviseFormat::Markdown);
     for (i, r) in rows.iter().enumerate() {
         t.add_row(vec![
@@ -74,6 +74,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
             r.gpu.to_string(),
             format!("{:.2}", r.step_ms),
             format!("{:.2}-{:.2}", r.step_ms_range.0, r.step_ms_range.1),
+            format!("{:.2}", r.stream_ms),
             format!("{:.1}", r.steps_per_s),
             opt(r.per_1000_usd, |v| format!("{v:.2}")),
             format!("{:.3}", r.per_w),
