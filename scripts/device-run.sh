@@ -13,6 +13,9 @@
 #   noise R N V:S ...   N back-to-back runs of `bench V --size S` for each V:S in regime R, each
 #                       run in its own folder, then `compare` of each run with the one before
 #                       (fails on anything but SAME); the runs are packed into $OUT/noise-R.tgz
+#   bert-step           a BERT-base encoder's training step timed with PyTorch
+#                       (scripts/bert_step.py), then `advise --workload bert-base` on the
+#                       committed results: the outside check of advise's prediction
 #   nvrtc ARGS          the bundle's sm_120-only CLI (`bundle.sh nvrtc`)
 #   anything else       the arguments of a `kernel-lab` subcommand ("bench memory", "verify --fuzz 200")
 # Steps run in order, each under `timeout STEP_LIMIT` (default 300 s), so a slow step cannot cost
@@ -114,6 +117,7 @@ for step in "$@"; do
         cmd=(bash -c 'd=$(mktemp -d); dist/kernel-lab bench --quick --results-dir "$d" > "$d.log" 2>&1 || { tail -n 20 "$d.log"; exit 1; }
             tail -n 3 "$d.log"; m=$(ls "$d"); dist/kernel-lab compare "results/$m" "$d/$m"')
         ;;
+    bert-step) cmd=(bash -c 'python3 scripts/bert_step.py && dist/kernel-lab advise --workload bert-base --precision fp16 | head -n 5') ;;
     nvrtc\ *) read -ra words <<<"${step#nvrtc }" && cmd=(dist/nvrtc/kernel-lab "${words[@]}") ;;
     *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;
     esac
