@@ -6,7 +6,7 @@ use kernel_lab::facts::sheet;
 
 fn request(workload: Workload, precision: Precision) -> Request {
     let batch = workload.default_batch();
-    Request { workload, precision, batch, budget_usd: None, power_w: None }
+    Request { workload, precision, batch, budget_usd: None, power_w: None, gpus: 1 }
 }
 
 #[test]
@@ -58,12 +58,34 @@ fn without_measurements_each_gpu_is_its_bound_and_constraints_leave_gpus_out() {
 }
 
 #[test]
+fn several_gpus_add_the_gradients_all_reduce_over_their_link() {
+    let one = request(Workload::BertBase, Precision::Fp16);
+    let four = Request { gpus: 4, ..one.clone() };
+    let (a, b) = (advise::advise(&one, &[]), advise::advise(&four, &[]));
+    for r in &b {
+        let single = a.iter().find(|x| x.gpu == r.gpu).unwrap();
+        let g = sheet::find(r.gpu).unwrap();
+        // 2(n-1)/n x 110M fp16 gradients over the sheet's link (NVLink each way, else PCIe x16).
+        let link = g.nvlink_gbs.map(|nv| nv as f64 / 2.0);
+        let want = link.map(|bw| 1.5 * 110e6 * 2.0 / (bw * 1e9) * 1e3);
+        if let Some(w) = want {
+            assert!((r.allreduce_ms / w - 1.0).abs() < 1e-9, "{}: {} vs {w}", r.gpu, r.allreduce_ms);
+        }
+        assert!((r.step_ms - single.step_ms - r.allreduce_ms).abs() < 1e-9 && r.link.is_some());
+        assert!((r.steps_per_s - 4.0 * 1e3 / r.step_ms).abs() < 1e-9);
+    }
+    let rtx = b.iter().find(|r| r.gpu == "RTX 4090").unwrap();
+    assert!(rtx.link.as_deref().unwrap().contains("no NVLink"), "{:?}", rtx.link);
+}
+
+#[test]
 fn bad_input_is_one_line() {
     for (args, want) in [
         (vec!["--workload", "gpt2"], "--workload"),
         (vec!["--workload", "bert-base", "--budget", "-5"], "--budget"),
         (vec!["--workload", "bert-base", "--precision", "fp4"], "fp4"),
         (vec!["--workload", "bert-base", "--batch", "0"], "--batch"),
+        (vec!["--workload", "bert-base", "--gpus", "0"], "--gpus"),
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernel-lab")).arg("advise").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

@@ -14,6 +14,8 @@ use serde::Serialize;
 use crate::analysis::store::View;
 use crate::facts::sheet::{self, Gpu};
 use crate::schema::entry::{Entry, Kind, Status};
+use crate::schema::multi::Collective;
+use crate::schema::transfers::Pcie;
 pub use workload::{Precision, Workload};
 
 /// What the user asks.
@@ -24,6 +26,8 @@ pub struct Request {
     pub batch: u64,
     pub budget_usd: Option<f64>,
     pub power_w: Option<f64>,
+    /// GPUs in data parallel, each running `batch`: a step adds the all-reduce of the gradients.
+    pub gpus: u64,
 }
 
 /// Shares of the sheet's bound the vendor's GEMM reached: median, lowest, highest, and how many.
@@ -53,9 +57,15 @@ pub struct Row {
     pub bound_ms: f64,
     /// Of the predicted step, the element-wise passes at memory speed, ms.
     pub stream_ms: f64,
+    /// Of the predicted step, the gradients' all-reduce across `gpus`, ms, and the bus
+    /// bandwidth it was priced at (measured by NCCL, or the sheet's link, said which).
+    pub allreduce_ms: f64,
+    pub link: Option<String>,
     /// The predicted step, ms, and its range from the efficiency's spread.
     pub step_ms: f64,
     pub step_ms_range: (f64, f64),
+    /// Batches of `batch` a second, all GPUs together (a step runs one on each), and the same
+    /// per $1000 of their launch prices and per W of their TDPs.
     pub steps_per_s: f64,
     pub per_1000_usd: Option<f64>,
     pub per_w: f64,
@@ -118,6 +128,32 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         .collect();
     let copy_share = |gpu: &Gpu| copies.iter().find(|(g, _)| g.name == gpu.name).or(copies.first()).map_or(1.0, |c| c.1);
     let stream_bytes = req.workload.stream_bytes(req.batch, req.precision).unwrap_or(0.0);
+    // NCCL's all-reduce bus bandwidth at its largest message, per measured GPU.
+    let nccl: Vec<(&'static Gpu, f64)> = views
+        .iter()
+        .filter_map(|v| {
+            let gpu = sheet::for_device(&v.device.name, v.device.sms)?;
+            let runs = &v.multi.as_ref()?.collectives;
+            let all: Vec<_> = runs.iter().filter(|c| c.collective == Collective::AllReduce).collect();
+            let top = all.iter().map(|c| c.bytes).max()?;
+            Some((gpu, all.iter().filter(|c| c.bytes == top).map(|c| c.busbw_gbs).fold(0.0, f64::max)))
+        })
+        .collect();
+    let allreduce = |gpu: &Gpu| -> (f64, Option<String>) {
+        let (Some(params), true) = (req.workload.parameters(), req.gpus > 1) else { return (0.0, None) };
+        let (busbw, how) = match (nccl.iter().find(|(g, _)| g.name == gpu.name), gpu.nvlink_gbs) {
+            (Some((_, bw)), _) => (*bw, format!("NCCL measured {bw:.0} GB/s")),
+            // The sheet's NVLink figure counts both directions.
+            (None, Some(nv)) => (nv as f64 / 2.0, format!("sheet: NVLink {} GB/s each way", nv / 2)),
+            (None, None) => {
+                let pcie = Pcie { gen_current: gpu.pcie_gen, gen_max: gpu.pcie_gen, width_current: 16, width_max: 16 };
+                let bw = pcie.theoretical_gbs().unwrap_or(f64::NAN);
+                (bw, format!("sheet: no NVLink, PCIe gen{} x16 {bw:.0} GB/s", gpu.pcie_gen))
+            }
+        };
+        let n = req.gpus as f64;
+        (2.0 * (n - 1.0) / n * params * req.precision.out_bytes() / (busbw * 1e9) * 1e3, Some(how))
+    };
     let pooled = Efficiency::of(measured.iter().flat_map(|(_, e)| [e.low, e.median, e.high]).collect());
     let mut rows: Vec<Row> = sheet::GPUS
         .iter()
@@ -139,14 +175,20 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             let (mid, lo, hi) = eff.map_or((1.0, 1.0, 1.0), |e| (e.median, e.low, e.high));
             let stream_ms = stream_bytes / (gpu.bandwidth_gbs * 1e9 * copy_share(gpu)) * 1e3;
             let bound_ms = bound_s * 1e3 + stream_bytes / (gpu.bandwidth_gbs * 1e9) * 1e3;
-            let step_ms = bound_s * 1e3 / mid + stream_ms;
-            let steps = 1e3 / step_ms;
+            let (allreduce_ms, link) = allreduce(gpu);
+            let step_ms = bound_s * 1e3 / mid + stream_ms + allreduce_ms;
+            // Samples a second: a step runs `batch` on each GPU.
+            let steps = 1e3 / step_ms * req.gpus as f64;
             let memory_gb = req.workload.memory_gb(req.batch, req.precision);
             let price = gpu.price_usd.map(f64::from);
             let excluded = match (req.budget_usd, price, req.power_w, memory_gb) {
                 (Some(b), None, _, _) => Some(format!("no published price (budget ${b:.0})")),
-                (Some(b), Some(pr), _, _) if pr > b => Some(format!("${pr:.0} is over the ${b:.0} budget")),
-                (_, _, Some(w), _) if gpu.tdp_w as f64 > w => Some(format!("{} W is over the {w:.0} W limit", gpu.tdp_w)),
+                (Some(b), Some(pr), _, _) if pr * req.gpus as f64 > b => {
+                    Some(format!("{} x ${pr:.0} is over the ${b:.0} budget", req.gpus))
+                }
+                (_, _, Some(w), _) if (gpu.tdp_w as u64 * req.gpus) as f64 > w => {
+                    Some(format!("{} x {} W is over the {w:.0} W limit", req.gpus, gpu.tdp_w))
+                }
                 (_, _, _, Some(m)) if m > gpu.memory_gb as f64 => Some(format!("needs {m:.0} GB, has {}", gpu.memory_gb)),
                 _ => None,
             };
@@ -155,11 +197,13 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 basis,
                 bound_ms,
                 stream_ms,
+                allreduce_ms,
+                link,
                 step_ms,
-                step_ms_range: (bound_s * 1e3 / hi + stream_ms, bound_s * 1e3 / lo + stream_ms),
+                step_ms_range: (bound_s * 1e3 / hi + stream_ms + allreduce_ms, bound_s * 1e3 / lo + stream_ms + allreduce_ms),
                 steps_per_s: steps,
-                per_1000_usd: price.map(|pr| steps / pr * 1e3),
-                per_w: steps / gpu.tdp_w as f64,
+                per_1000_usd: price.map(|pr| steps / (pr * req.gpus as f64) * 1e3),
+                per_w: steps / (gpu.tdp_w as f64 * req.gpus as f64),
                 memory_gb,
                 excluded,
             })
@@ -184,10 +228,10 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
         ));
     }
     if let Some(r) = best(&|r| r.per_1000_usd) {
-        out.push(format!("most per dollar: {} at {:.2} steps/s per $1000 of launch price", r.gpu, r.per_1000_usd.unwrap_or(0.0)));
+        out.push(format!("most per dollar: {} at {:.2} batches/s per $1000 of launch price", r.gpu, r.per_1000_usd.unwrap_or(0.0)));
     }
     if let Some(r) = best(&|r| Some(r.per_w)) {
-        out.push(format!("most per watt: {} at {:.3} steps/s per W of TDP", r.gpu, r.per_w));
+        out.push(format!("most per watt: {} at {:.3} batches/s per W of TDP", r.gpu, r.per_w));
     }
     let find = |n: &str| rows.iter().find(|r| r.gpu == n);
     if let (Some(a), Some(b)) = (find("RTX 4090"), find("RTX 4070")) {
@@ -198,6 +242,13 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
     }
     if let (Some(a), Some(b)) = (find("RTX 4070 Ti"), find("V100 SXM2")) {
         out.push(format!("RTX 4070 Ti against V100 SXM2, likewise: {:.2}x as fast", b.step_ms / a.step_ms));
+    }
+    if let (true, Some(r)) = (req.gpus > 1, find("RTX 4090")) {
+        out.push(format!(
+            "RTX 4090 has no NVLink, whatever the seed articles say: its all-reduce takes {:.1} ms of each step ({})",
+            r.allreduce_ms,
+            r.link.as_deref().unwrap_or("-")
+        ));
     }
     if req.precision == Precision::Bf16 || req.precision == Precision::Fp8 {
         out.push("the lab has no measurement in this precision yet: every row is the sheet's bound, not a prediction".into());

@@ -32,6 +32,9 @@ pub struct AdviseArgs {
     /// Leave out GPUs whose board power (TDP) is above this, W.
     #[arg(long, allow_negative_numbers = true)]
     power: Option<f64>,
+    /// GPUs in data parallel, each running --batch: a step adds the gradients' all-reduce.
+    #[arg(long, default_value_t = 1)]
+    gpus: u64,
     /// Where the measurements are.
     #[arg(long, default_value = "results")]
     results: PathBuf,
@@ -50,13 +53,13 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
             bail!(usage(format!("{flag} must be a positive number, not {v}")));
         }
     }
-    if a.batch == Some(0) {
-        bail!(usage("--batch must be at least 1".into()));
+    if a.batch == Some(0) || a.gpus == 0 {
+        bail!(usage(format!("--batch and --gpus must be at least 1 (got {:?} and {})", a.batch, a.gpus)));
     }
     let precision = a.precision;
     let views = if a.results.exists() { store::views(&store::read(std::slice::from_ref(&a.results))?, Group::Model) } else { Vec::new() };
     let batch = a.batch.unwrap_or_else(|| workload.default_batch());
-    let req = Request { batch, budget_usd: a.budget, power_w: a.power, precision, workload };
+    let req = Request { batch, budget_usd: a.budget, power_w: a.power, gpus: a.gpus, precision, workload };
     let rows = advise::advise(&req, &views);
     let why = advise::why(&req, &rows);
     if a.format == AdviseFormat::Json {
@@ -66,7 +69,20 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         );
         return Ok(exit::OK);
     }
-    let header = ["rank", "GPU", "step ms", "range", "element-wise ms", "steps/s", "per $1000", "per W", "memory GB", "basis", "left out"];
+    let header = [
+        "rank",
+        "GPU",
+        "step ms",
+        "range",
+        "element-wise ms",
+        "all-reduce ms",
+        "batches/s",
+        "per $1000",
+        "per W",
+        "memory GB",
+        "basis",
+        "left out",
+    ];
     let mut t = new_table(header.map(String::from).to_vec(), a.format == AdviseFormat::Markdown);
     for (i, r) in rows.iter().enumerate() {
         t.add_row(vec![
@@ -75,6 +91,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
             format!("{:.2}", r.step_ms),
             format!("{:.2}-{:.2}", r.step_ms_range.0, r.step_ms_range.1),
             format!("{:.2}", r.stream_ms),
+            r.link.as_ref().map_or("-".into(), |l| format!("{:.2} ({l})", r.allreduce_ms)),
             format!("{:.1}", r.steps_per_s),
             opt(r.per_1000_usd, |v| format!("{v:.2}")),
             format!("{:.3}", r.per_w),
@@ -83,7 +100,8 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
             r.excluded.clone().unwrap_or_default(),
         ]);
     }
-    println!("{} in {}, ranked by predicted time\n{t}", req.workload.describe(batch), format!("{precision:?}").to_lowercase());
+    let on = if req.gpus > 1 { format!(" on each of {} GPUs", req.gpus) } else { String::new() };
+    println!("{}{on} in {}, ranked by predicted time\n{t}", req.workload.describe(batch), format!("{precision:?}").to_lowercase());
     for w in why {
         println!("- {w}");
     }
