@@ -22,7 +22,13 @@ fn a_bert_base_step_is_its_gemms_three_times() {
     let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap();
     let per_layer = 2.0 * 2.0 * (2.0 * 32.0 * 12.0 * 512.0 * 512.0 + 16384.0 * 768.0 * 10.0);
     assert!((bytes / (3.0 * 12.0 * per_layer) - 1.0).abs() < 1e-12, "{bytes}");
-    assert_eq!(Workload::Resnet50.stream_bytes(256, Precision::Fp16), None);
+    // ResNet-50: 9.3M convolution outputs an image, each read and written by batch norm and ReLU.
+    let per_image = 112.0 * 112.0 * 64.0
+        + 56.0 * 56.0 * 64.0
+        + 6.0 * (3.0 * 56.0 * 56.0 * 64.0 + 4.0 * 784.0 * 128.0 + 6.0 * 196.0 * 256.0 + 3.0 * 49.0 * 512.0);
+    let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp16).unwrap();
+    assert!((bytes / (3.0 * 256.0 * per_image * 2.0 * 2.0 * 2.0) - 1.0).abs() < 1e-12 && per_image > 9e6 && per_image < 1e7, "{per_image}");
+    assert_eq!(Workload::Gemm(kernel_lab::measure::families::Shape(vec![8, 8, 8])).stream_bytes(1, Precision::Fp16), None);
     assert_eq!(Workload::BertLarge.gemms(8)[0].0 .0[0], 8 * 512, "the batch sets the tokens");
     assert_eq!(Workload::parse("gemm 4096"), Ok(Workload::Gemm(kernel_lab::measure::families::Shape(vec![4096, 4096, 4096]))));
     for bad in ["bert", "gemm", "gemm 4x4", "gemm 0x1x1", "resnet"] {

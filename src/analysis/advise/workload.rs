@@ -116,7 +116,7 @@ impl Workload {
             Workload::BertBase => format!("a BERT-base training step, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
             Workload::BertLarge => format!("a BERT-large training step, {batch} x {SEQ} tokens: 24 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
             Workload::Resnet50 => format!(
-                "a ResNet-50 training step, batch {batch}: its 3x3 convolutions (per stage, one per block) and 32 1x1 convolutions priced as stage 4's, as implicit GEMMs, forward and backward"
+                "a ResNet-50 training step, batch {batch}: its 3x3 convolutions (per stage, one per block) and 32 1x1 convolutions priced as stage 4's, as implicit GEMMs, and its batch norms and ReLUs, forward and backward"
             ),
             Workload::Gemm(s) => format!("one GEMM {}x{}x{}", s.0[0], s.0[1], s.0[2]),
         }
@@ -184,18 +184,30 @@ impl Workload {
         }
     }
 
-    /// Bytes the step's element-wise passes move, which run at memory speed, for BERT: per layer
-    /// and forward pass the softmax reads and writes the scores (batch x heads x s² elements) and
+    /// Bytes the step's element-wise passes move, which run at memory speed. ResNet-50: batch norm
+    /// and ReLU (or the residual add) each read and write every convolution's output. BERT: per
+    /// layer and forward pass the softmax reads and writes the scores (batch x heads x s² elements) and
     /// its dropout the same again; layer norm (2), GELU, dropout (2) and the residual adds (2)
     /// each read and write the tokens' activations (tokens x hidden; GELU's x 4 hidden). The
     /// backward passes move about twice the forward's.
     pub fn stream_bytes(&self, batch: u64, p: Precision) -> Option<f64> {
+        if *self == Workload::Resnet50 {
+            return Some(3.0 * batch as f64 * resnet_activations() * 2.0 * 2.0 * p.bytes());
+        }
         let (layers, hidden, heads) = self.bert()?;
         let (tokens, e) = ((batch * SEQ) as f64, p.bytes());
         let scores = (batch * heads) as f64 * (SEQ * SEQ) as f64;
         let per_layer = 2.0 * e * (2.0 * scores + tokens * hidden as f64 * (2.0 + 4.0 + 2.0 + 2.0));
         Some(3.0 * layers * per_layer)
     }
+}
+
+/// ResNet-50's convolution outputs per image, elements: the stem (112² x 64, pooled to 56² x
+/// 64), then per stage and block a 1x1, a 3x3 and a 1x1 expansion (c, c, 4c channels).
+fn resnet_activations() -> f64 {
+    let stages = [(56.0, 64.0, 3.0), (28.0, 128.0, 4.0), (14.0, 256.0, 6.0), (7.0, 512.0, 3.0)];
+    let blocks: f64 = stages.iter().map(|(hw, c, n)| n * hw * hw * 6.0 * c).sum();
+    112.0 * 112.0 * 64.0 + 56.0 * 56.0 * 64.0 + blocks
 }
 
 /// The work of one GEMM of the workload in `p`.
