@@ -102,7 +102,7 @@ pub fn transfers(f: &View, label: &str) -> Option<Curves> {
             }
         }
     }
-    Some(Curves {
+    (!series.is_empty()).then(|| Curves {
         title: format!("host transfers on {label}"),
         x_desc: "MiB".into(),
         y_desc: "GB/s".into(),
