@@ -92,6 +92,7 @@ fn bad_input_is_one_line() {
         (vec!["--workload", "bert-base", "--precision", "fp4"], "fp4"),
         (vec!["--workload", "bert-base", "--batch", "0"], "--batch"),
         (vec!["--workload", "bert-base", "--gpus", "0"], "--gpus"),
+        (vec!["--workload", "bert-base", "--results", "/no/such"], "cannot read"),
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernel-lab")).arg("advise").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);

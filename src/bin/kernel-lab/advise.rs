@@ -57,7 +57,10 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         bail!(usage(format!("--batch and --gpus must be at least 1 (got {:?} and {})", a.batch, a.gpus)));
     }
     let precision = a.precision;
-    let views = if a.results.exists() { store::views(&store::read(std::slice::from_ref(&a.results))?, Group::Model) } else { Vec::new() };
+    if !a.results.exists() {
+        bail!(LabError::Results { path: a.results.display().to_string(), msg: "cannot read: no such file or folder".into() });
+    }
+    let views = store::views(&store::read(std::slice::from_ref(&a.results))?, Group::Model);
     let batch = a.batch.unwrap_or_else(|| workload.default_batch());
     let req = Request { batch, budget_usd: a.budget, power_w: a.power, gpus: a.gpus, precision, workload };
     let rows = advise::advise(&req, &views);

@@ -88,15 +88,19 @@ pub fn report(args: &ReportArgs) -> Result<u8> {
     if args.plots.is_some() && format != Format::Markdown {
         bail!(LabError::Usage("--plots goes with --format markdown (the HTML page has its plots inline)".into()));
     }
-    print!("{}", report::side_by_side(&columns, format, &prices));
+    // The plots are written first: a folder that cannot take them is an error before any output.
+    let mut links = String::new();
     if let Some(dir) = &args.plots {
         std::fs::create_dir_all(dir).map_err(|e| LabError::Results { path: dir.display().to_string(), msg: e.to_string() })?;
-        println!("\nPlots:\n");
         for (name, caption, svg) in report::plots::plot_files(&columns, &report::labels(&columns)) {
             let path = dir.join(&name);
             std::fs::write(&path, svg).map_err(|e| LabError::Results { path: path.display().to_string(), msg: e.to_string() })?;
-            println!("![{caption}]({})\n", path.display());
+            links.push_str(&format!("![{caption}]({})\n\n", path.display()));
         }
+    }
+    print!("{}", report::side_by_side(&columns, format, &prices));
+    if !links.is_empty() {
+        print!("\nPlots:\n\n{links}");
     }
     Ok(exit::OK)
 }
