@@ -63,10 +63,11 @@ fn summary(files: &[(String, View)], labels: &[String], fams: &[String]) -> Stri
         "commit",
     ];
     let mut rows = Vec::new();
+    // Each device's ceilings once, not once per family.
+    let ceilings: Vec<_> = files.iter().map(|(_, f)| roofline::ceilings(f)).collect();
     for fam in fams {
-        for ((_, f), label) in files.iter().zip(labels) {
+        for (((_, f), label), ceilings) in files.iter().zip(labels).zip(&ceilings) {
             let Some((e, run)) = best(f, fam) else { continue };
-            let ceilings = roofline::ceilings(f);
             let run = run.and_then(|i| f.runs.get(i));
             rows.push(vec![
                 fam.clone(),
@@ -77,7 +78,7 @@ fn summary(files: &[(String, View)], labels: &[String], fams: &[String]) -> Stri
                     Some(p) => format!("{:.3}x [{:.3}, {:.3}]", p.ratio.value, p.ratio.low, p.ratio.high),
                     None => opt(e.vs_baseline, |r| format!("{r:.3}x")),
                 },
-                opt(roofline::of_measured(&ceilings, e), pct_text),
+                opt(roofline::of_measured(ceilings, e), pct_text),
                 opt(e.vs_peak, pct_text),
                 opt(e.telemetry.as_ref(), |t| t.sm_mhz_median.to_string()),
                 opt(e.timing, |t| t.regime.label().to_string()),
