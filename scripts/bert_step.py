@@ -5,8 +5,8 @@ the outside check of `kernel-lab advise --workload bert-base --precision fp16` (
 The encoder is built from BERT's dimensions with random weights (no embeddings or heads: advise
 prices the encoder's layers), runs under autocast fp16 with dropout 0.1, and is timed with CUDA
 events over --steps steps after --warmup. Attention runs twice: with PyTorch's default
-scaled_dot_product_attention (fused kernels) and with its math backend (the scores written and
-read by separate softmax and dropout passes, as advise prices them). Prints one JSON line.
+scaled_dot_product_attention (fused kernels, as advise prices it) and with its math backend (the
+scores written and read by separate softmax and dropout passes). Prints one JSON line.
 """
 import argparse
 import json

@@ -132,9 +132,11 @@ impl Workload {
         // Per layer, per sequence and head: the scores Q·Kᵀ (s x s x d) and their weighting of V
         // (s x d x s), d = hidden / heads, as one batched call each: priced as a GEMM with the
         // batch and heads stacked into M (the same FLOPs; a batched call runs like a large GEMM).
+        // Fused attention, as frameworks run it by default (FlashAttention): the backward
+        // recomputes the scores, so the pair costs 1 + 2.5 times its forward FLOPs, not 3.
         let attention = |(layers, hidden, heads): (f64, u64, u64)| {
             let (d, rows) = (hidden / heads, batch * heads * SEQ);
-            vec![(Shape(vec![rows, SEQ, d]), 3.0 * layers), (Shape(vec![rows, d, SEQ]), 3.0 * layers)]
+            vec![(Shape(vec![rows, SEQ, d]), 3.5 * layers), (Shape(vec![rows, d, SEQ]), 3.5 * layers)]
         };
         match self {
             // The suite holds BERT-base's four layer GEMMs, then BERT-large's, at 32 x 512 tokens.
@@ -185,20 +187,28 @@ impl Workload {
     }
 
     /// Bytes the step's element-wise passes move, which run at memory speed. ResNet-50: batch norm
-    /// and ReLU (or the residual add) each read and write every convolution's output. BERT: per
-    /// layer and forward pass the softmax reads and writes the scores (batch x heads x s² elements) and
-    /// its dropout the same again; layer norm (2), GELU, dropout (2) and the residual adds (2)
-    /// each read and write the tokens' activations (tokens x hidden; GELU's x 4 hidden). The
+    /// and ReLU (or the residual add) each read and write every convolution's output. BERT, as an
+    /// eager framework runs a post-norm encoder layer under mixed precision: the residual stream
+    /// and layer norms stay in fp32 (autocast's fp32 list) and are cast to the GEMMs' type before
+    /// the QKV and first FFN GEMMs; the packed QKV output is split into three copies; dropout
+    /// (after attention, in the FFN, after the FFN) reads, writes and stores a byte mask; GELU
+    /// runs over the FFN's 4 x hidden. Attention is fused: its scores never reach memory. The
     /// backward passes move about twice the forward's.
     pub fn stream_bytes(&self, batch: u64, p: Precision) -> Option<f64> {
         if *self == Workload::Resnet50 {
             return Some(3.0 * batch as f64 * resnet_activations() * 2.0 * 2.0 * p.bytes());
         }
-        let (layers, hidden, heads) = self.bert()?;
-        let (tokens, e) = ((batch * SEQ) as f64, p.bytes());
-        let scores = (batch * heads) as f64 * (SEQ * SEQ) as f64;
-        let per_layer = 2.0 * e * (2.0 * scores + tokens * hidden as f64 * (2.0 + 4.0 + 2.0 + 2.0));
-        Some(3.0 * layers * per_layer)
+        let (layers, hidden, _) = self.bert()?;
+        let (e, f32) = (p.out_bytes(), 4.0);
+        let casts = if e < f32 { 2.0 * (f32 + e) } else { 0.0 };
+        let qkv_split = 3.0 * 2.0 * e;
+        let dropouts = (1.0 + 4.0 + 1.0) * (2.0 * e + 1.0);
+        let residuals = 2.0 * (f32 + e + f32);
+        let norms = 2.0 * 2.0 * f32;
+        let gelu = 4.0 * 2.0 * e;
+        // Bytes per element of the tokens' activations (tokens x hidden), forward.
+        let per_element = casts + qkv_split + dropouts + residuals + norms + gelu;
+        Some(3.0 * layers * (batch * SEQ * hidden) as f64 * per_element)
     }
 }
 
