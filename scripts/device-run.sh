@@ -16,6 +16,9 @@
 #   bert-step           a BERT-base encoder's training step timed with PyTorch
 #                       (scripts/bert_step.py), then `advise --workload bert-base` on the
 #                       committed results: the outside check of advise's prediction
+#   fleet-by-hand FILE  the fleet file's tasks run by hand, as Slurm would run its array: task i
+#                       on GPU i mod (GPUs seen), the GPUs in parallel; then `fleet collect --by
+#                       card`; the fleet's folder is packed into $OUT/fleet.tgz
 #   nvrtc ARGS          the bundle's sm_120-only CLI (`bundle.sh nvrtc`)
 #   anything else       the arguments of a `kernel-lab` subcommand ("bench memory", "verify --fuzz 200")
 # Steps run in order, each under `timeout STEP_LIMIT` (default 300 s), so a slow step cannot cost
@@ -93,6 +96,24 @@ noise() {
     tar czf "$OUT/noise-$regime.tgz" -C "$d" .
     return $status
 }
+fleet_by_hand() {
+    local file=$1 dir n g gpu i rc
+    dir=$(dist/kernel-lab fleet submit "$file" --dry-run | sed -n 's/^(dry run: \(.*\) written, nothing submitted)$/\1/p')
+    [ -n "$dir" ] || return 1
+    n=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["tasks"]))' "$dir/tasks.json")
+    g=$(nvidia-smi -L | grep -c '^GPU')
+    for gpu in $(seq 0 $((g - 1))); do
+        (for i in $(seq "$gpu" "$g" $((n - 1))); do
+            CUDA_VISIBLE_DEVICES=$gpu SLURM_ARRAY_TASK_ID=$i bash "$dir/fleet.sbatch" >"$dir/logs/task-$i.out" 2>&1
+            tail -n 1 "$dir/logs/task-$i.out"
+        done) &
+    done
+    wait
+    dist/kernel-lab fleet collect "$dir" --by card
+    rc=$?
+    tar czf "$OUT/fleet.tgz" -C "$(dirname "$dir")" "$(basename "$dir")"
+    return $rc
+}
 status=0
 for step in "$@"; do
     echo "=== $step ($(date -u +%H:%M:%S))" | tee -a "$OUT/run.log"
@@ -112,6 +133,7 @@ for step in "$@"; do
         ;;
     sanitize) cmd=(bash -c "$(declare -f sanitize); sanitize") ;;
     noise\ *) read -ra words <<<"${step#noise }" && cmd=(bash -c "$(declare -f noise); OUT=$OUT noise ${words[*]}") ;;
+    fleet-by-hand\ *) cmd=(bash -c "$(declare -f fleet_by_hand); OUT=$OUT fleet_by_hand ${step#fleet-by-hand }") ;;
     ncu-check\ *) read -ra words <<<"${step#ncu-check }" && cmd=(bash -c "$(declare -f ncu_check); ncu_check ${words[*]}") ;;
     gate)
         cmd=(bash -c 'd=$(mktemp -d); dist/kernel-lab bench --quick --results-dir "$d" > "$d.log" 2>&1 || { tail -n 20 "$d.log"; exit 1; }

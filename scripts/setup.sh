@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build needs and a fresh machine lacks: the pinned CUDA 13.0 toolkit (nvcc,
-# from PyPI, into .toolkit/) when no nvcc is found, and libclang for bindgen.
+# from PyPI, into .toolkit/) when no nvcc is found, libclang for bindgen, Chromium and Slurm
+# for the report's and the fleet's tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -79,5 +80,25 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: chromium installed ($(command -v chromium))"
 else
     echo "setup: the report's browser test needs chromium: install Debian's chromium package" >&2
+    exit 1
+fi
+
+# A real single-node Slurm cluster for the fleet's test (tests/fleet.rs, `cargo make test-fleet`),
+# which starts munged, slurmctld and slurmd itself under a temporary folder and stops them.
+have_slurm() {
+    local p
+    for p in munged slurmctld slurmd sbatch; do
+        command -v "$p" >/dev/null 2>&1 || [ -x "/usr/sbin/$p" ] || return 1
+    done
+}
+if have_slurm; then
+    echo "setup: Slurm and munge found"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: no Slurm; installing Debian's slurmctld, slurmd, slurm-client and munge (the fleet's test)"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null
+    have_slurm || { echo "setup: Slurm installed, but munged, slurmctld, slurmd or sbatch is still missing" >&2; exit 1; }
+    echo "setup: Slurm installed ($(sbatch --version))"
+else
+    echo "setup: the fleet's test needs Slurm: install Debian's slurmctld, slurmd, slurm-client and munge" >&2
     exit 1
 fi

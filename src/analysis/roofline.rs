@@ -55,7 +55,7 @@ fn peak_precision(e: &Entry) -> Option<Precision> {
 }
 
 /// The arithmetic a family's FLOPs are done in (fp32 for a family this build does not have).
-fn arithmetic(family: &str) -> Precision {
+pub fn arithmetic(family: &str) -> Precision {
     families::get(family).map_or(Precision::Fp32, |f| f.info().arithmetic)
 }
 

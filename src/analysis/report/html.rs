@@ -2,9 +2,9 @@
 //! a summary per family and device, then per family its ladder plot and (folded) its entries
 //! side by side, then per device its ceilings and roofline, then where every figure came from.
 
-use super::{cell, curves, opt, pct_text, plots, price_for, sections, Prices, View};
+use super::{across, cell, curves, plots, price_for, sections, Prices, View};
 use crate::analysis::roofline;
-use crate::schema::entry::{Entry, Kind, Status};
+use crate::schema::entry::Entry;
 
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
@@ -21,73 +21,14 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
     format!("<div class=\"wide\"><table>\n<tr>{head}</tr>\n{body}</table></div>\n")
 }
 
-/// The families of all views, in order of first appearance.
-fn families(files: &[(String, View)]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for e in files.iter().flat_map(|(_, f)| &f.entries) {
-        if !out.contains(&e.family) {
-            out.push(e.family.clone());
-        }
-    }
-    out
-}
-
-/// The best variant of `family` in `f` at its ladder shape, and the run that measured it.
-fn best<'a>(f: &'a View, family: &str) -> Option<(&'a Entry, Option<usize>)> {
-    let mine: Vec<&Entry> = f.entries.iter().filter(|e| e.family == family).collect();
-    let at = plots::ladder_shape(&mine)?;
-    let (i, e) = f
-        .entries
-        .iter()
-        .enumerate()
-        .filter(|(_, e)| e.family == family && e.dims == at.dims && e.status == Status::Ok)
-        .filter(|(_, e)| matches!(e.kind, Kind::Variant | Kind::Tuned))
-        .max_by(|a, b| {
-            a.1.vs_baseline.or(a.1.vs_peak).partial_cmp(&b.1.vs_baseline.or(b.1.vs_peak)).unwrap_or(std::cmp::Ordering::Equal)
-        })?;
-    Some((e, f.entry_runs.get(i).copied()))
-}
-
-fn summary(files: &[(String, View)], labels: &[String], fams: &[String]) -> String {
-    let header = [
-        "family",
-        "GPU",
-        "best variant",
-        "shape",
-        "vs baseline (95%)",
-        "% of measured peak",
-        "% of sheet",
-        "MHz",
-        "regime",
-        "measured",
-        "commit",
-    ];
-    let mut rows = Vec::new();
-    // Each device's ceilings once, not once per family.
-    let ceilings: Vec<_> = files.iter().map(|(_, f)| roofline::ceilings(f)).collect();
-    for fam in fams {
-        for (((_, f), label), ceilings) in files.iter().zip(labels).zip(&ceilings) {
-            let Some((e, run)) = best(f, fam) else { continue };
-            let run = run.and_then(|i| f.runs.get(i));
-            rows.push(vec![
-                fam.clone(),
-                label.clone(),
-                e.label(),
-                e.shape.clone(),
-                match &e.paired {
-                    Some(p) => format!("{:.3}x [{:.3}, {:.3}]", p.ratio.value, p.ratio.low, p.ratio.high),
-                    None => opt(e.vs_baseline, |r| format!("{r:.3}x")),
-                },
-                opt(roofline::of_measured(ceilings, e), pct_text),
-                opt(e.vs_peak, pct_text),
-                opt(e.telemetry.as_ref(), |t| t.sm_mhz_median.to_string()),
-                opt(e.timing, |t| t.regime.label().to_string()),
-                opt(run, |r| r.date.clone()),
-                opt(run, |r| r.git_commit.clone()),
-            ]);
-        }
-    }
-    table(&header.map(String::from), &rows)
+fn summary(files: &[(String, View)], labels: &[String]) -> String {
+    table(&across::SUMMARY_HEADER.map(String::from), &across::summary_rows(files, labels))
+        + &across::bound_rows(files)
+            .map(|(h, r)| {
+                format!("<p>The sheet's GPUs with no results: the same work's attainable bound, not a measurement.</p>\n{}", table(&h, &r))
+            })
+            .unwrap_or_default()
+        + &across::tuned_rows(files, labels).map(|(h, r)| format!("<p>Tuned constants per GPU.</p>\n{}", table(&h, &r))).unwrap_or_default()
 }
 
 /// Per family: a ladder per device, then the family's rows side by side, folded.
@@ -179,12 +120,13 @@ fn provenance(files: &[(String, View)], labels: &[String]) -> String {
 
 /// The whole page.
 pub fn page(files: &[(String, View)], labels: &[String], keys: &[(String, String, String)], prices: &Prices) -> String {
-    let fams = families(files);
+    let fams = across::families(files);
     let body = format!(
         "<h1>kernel-lab report</h1>\n<h2>Summary</h2>\n<p>Per family and GPU, the best variant at the family's most \
-         measured shape: its ratio to the vendor baseline timed in pairs with it, with the ratio's 95% interval.</p>\n{}\
+         measured shape: its ratio to the vendor baseline timed in pairs with it, with the ratio's 95% interval; the \
+         spec sheet's GPUs with no results show the same work's attainable bound, not a measurement.</p>\n{}\
          <h2>Families</h2>\n{}<h2>Devices: ceilings and rooflines</h2>\n{}<h2>Provenance</h2>\n{}",
-        summary(files, labels, &fams),
+        summary(files, labels),
         family_sections(files, labels, keys, &fams),
         devices(files, labels, prices),
         provenance(files, labels)

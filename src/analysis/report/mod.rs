@@ -3,6 +3,7 @@
 //! (`html`), with the sections that follow the main table (`sections`: roofline, transfers,
 //! several GPUs, the spec sheet).
 
+pub mod across;
 pub mod curves;
 pub mod data;
 pub mod html;
@@ -208,7 +209,8 @@ pub fn side_by_side(files: &[(String, View)], format: Format, prices: &Prices) -
                 }))
                 .collect();
             format!(
-                "{t}\n{}\n{}{}{transfers}{}",
+                "{}{t}\n{}\n{}{}{transfers}{}",
+                across::section(files, &labels, format == Format::Markdown),
                 runs.join("\n"),
                 notes.iter().map(|n| format!("{n}\n")).collect::<String>(),
                 maps.join("\n"),

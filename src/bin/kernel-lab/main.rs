@@ -2,6 +2,7 @@
 //! failure is one line on stderr and the exit code of its kind (`kernel_lab::error::exit`).
 
 mod advise;
+mod fleet;
 mod info;
 mod measure;
 mod profile;
@@ -71,6 +72,10 @@ enum Cmd {
     Transfers(measure::TransfersArgs),
     /// Several GPUs: links, peer copies, NCCL collectives and data-parallel scaling (needs 2+).
     Multi(measure::MultiArgs),
+    /// The lab on a Slurm cluster: one array job whose tasks each run a command on one GPU type or
+    /// node, a merge job after them, and one report across GPUs.
+    #[command(subcommand)]
+    Fleet(fleet::FleetCmd),
     /// The published spec sheet (dense rates; sparse figures are never mixed in), or one GPU's row.
     Sheet {
         /// A GPU of the sheet, e.g. "RTX 4090".
@@ -156,5 +161,6 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         Cmd::Transfers(args) => measure::transfers(&args),
         Cmd::Profile(args) => profile::profile(&args),
         Cmd::Multi(args) => measure::multi(&args),
+        Cmd::Fleet(cmd) => fleet::fleet(cmd),
     }
 }

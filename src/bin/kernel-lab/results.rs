@@ -23,7 +23,7 @@ enum FormatArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum By {
+pub enum By {
     /// A column per GPU model and architecture (every card of it together, newest first).
     Model,
     /// A column per card (its UUID, else its host and index).
@@ -49,6 +49,15 @@ pub struct ReportArgs {
     plots: Option<PathBuf>,
 }
 
+impl By {
+    pub fn group(self) -> Group {
+        match self {
+            By::Model => Group::Model,
+            By::Card => Group::Card,
+        }
+    }
+}
+
 /// "GPU=USD": a GPU of the sheet and a positive price.
 fn parse_price(text: &str) -> Result<(String, f64)> {
     let bad = |m: String| anyhow::anyhow!(LabError::Usage(m));
@@ -63,10 +72,7 @@ fn parse_price(text: &str) -> Result<(String, f64)> {
 pub fn report(args: &ReportArgs) -> Result<u8> {
     let prices = args.prices.iter().map(|p| parse_price(p)).collect::<Result<Vec<_>>>()?;
     let paths = if args.paths.is_empty() { vec![PathBuf::from("results")] } else { args.paths.clone() };
-    let by = match args.by {
-        By::Model => Group::Model,
-        By::Card => Group::Card,
-    };
+    let by = args.by.group();
     let mut columns = Vec::new();
     for p in &paths {
         if !p.exists() {
