@@ -97,7 +97,7 @@ elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "setup: no Slurm; installing Debian's slurmctld, slurmd, slurm-client and munge (the fleet's test)"
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurmctld slurmd slurm-client munge >/dev/null
     have_slurm || { echo "setup: Slurm installed, but munged, slurmctld, slurmd or sbatch is still missing" >&2; exit 1; }
-    echo "setup: Slurm installed ($(sbatch --version))"
+    echo "setup: Slurm installed ($(sbatch --version 2>&1 | head -n 1))"
 else
     echo "setup: the fleet's test needs Slurm: install Debian's slurmctld, slurmd, slurm-client and munge" >&2
     exit 1

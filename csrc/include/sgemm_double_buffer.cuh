@@ -13,12 +13,13 @@ __device__ __forceinline__ void lab_sgemm_double_buffered(const lab_gemm_f32_arg
     const float* B = lab_ptr<const float>(p.b);
     const int tid = threadIdx.x;
     const int row0 = tileRow * kBm, col0 = tileCol * kBn;
+    const bool vecA = lab_rows_vec4(A, p.lda, p.k), vecB = lab_rows_vec4(B, p.ldb, p.n);
 
     ATile<kBm, kBk, kThreads> a;
     BTile<kBn, kBk, kThreads> b;
     WarpTile<kThreads, kBm, kBn, kBk, kWm, kWn, kWNIter, kTm, kTn> w(tid);
-    a.fetch(A, p.lda, p.m, p.k, row0, 0, tid);
-    b.fetch(B, p.ldb, p.k, p.n, 0, col0, tid);
+    a.fetch(A, p.lda, p.m, p.k, row0, 0, tid, vecA);
+    b.fetch(B, p.ldb, p.k, p.n, 0, col0, tid, vecB);
     a.store(As[0], tid);
     b.store(Bs[0], tid);
     __syncthreads();
@@ -26,8 +27,8 @@ __device__ __forceinline__ void lab_sgemm_double_buffered(const lab_gemm_f32_arg
     for (int k0 = 0; k0 < p.k; k0 += kBk) {
         const bool next = k0 + kBk < p.k;
         if (next) {  // issued now, used after the math: the loads' latency hides behind it
-            a.fetch(A, p.lda, p.m, p.k, row0, k0 + kBk, tid);
-            b.fetch(B, p.ldb, p.k, p.n, k0 + kBk, col0, tid);
+            a.fetch(A, p.lda, p.m, p.k, row0, k0 + kBk, tid, vecA);
+            b.fetch(B, p.ldb, p.k, p.n, k0 + kBk, col0, tid, vecB);
         }
         w.mma(As[buf], Bs[buf]);
         if (next) {  // buf ^ 1 was last read before the previous barrier

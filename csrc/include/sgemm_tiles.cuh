@@ -3,10 +3,25 @@
 #pragma once
 #include "lab_device.cuh"
 
+// Whether the rows of a row-major matrix can be read and written as float4: every row starts
+// 16-byte aligned (ld % 4 == 0 and an aligned base) and holds whole float4s (cols % 4 == 0). The
+// same for every thread of a launch, so the branch on it costs nothing; where it is false the
+// tiles move element by element, and any m, n, k and leading dimension work.
+__device__ __forceinline__ bool lab_rows_vec4(const float* base, int ld, int cols) {
+    return ld % 4 == 0 && cols % 4 == 0 && (reinterpret_cast<unsigned long long>(base) & 15) == 0;
+}
+
+// Four consecutive elements of one row from `cols`, zeros past the end: a float4 load where `vec`.
+__device__ __forceinline__ float4 lab_load4(const float* row, int col, int cols, bool vec) {
+    if (vec) return col < cols ? *reinterpret_cast<const float4*>(&row[col]) : make_float4(0.f, 0.f, 0.f, 0.f);
+    return make_float4(col < cols ? row[col] : 0.f, col + 1 < cols ? row[col + 1] : 0.f, col + 2 < cols ? row[col + 2] : 0.f,
+                       col + 3 < cols ? row[col + 3] : 0.f);
+}
+
 // A kBm x kBk tile of row-major A, fetched into registers with float4 loads, then stored into
-// shared memory transposed (As[k][m]) so a thread's column of A is contiguous there.
-// Needs k % 4 == 0; rows past m and columns past k load as zeros. Split in two so a pipelined
-// rung can fetch the next tile while it computes on this one.
+// shared memory transposed (As[k][m]) so a thread's column of A is contiguous there; element by
+// element where `vec` is false (lab_rows_vec4). Rows past m and columns past k load as zeros.
+// Split in two so a pipelined rung can fetch the next tile while it computes on this one.
 template <int kBm, int kBk, int kThreads>
 struct ATile {
     static constexpr int PER_ROW = kBk / 4;
@@ -14,13 +29,12 @@ struct ATile {
     static_assert(kThreads % PER_ROW == 0 && kBm % ROW_STRIDE == 0, "A tile loads in whole passes");
     float4 v[kBm / ROW_STRIDE];
 
-    __device__ __forceinline__ void fetch(const float* A, int lda, int m, int k, int row0, int k0, int tid) {
+    __device__ __forceinline__ void fetch(const float* A, int lda, int m, int k, int row0, int k0, int tid, bool vec) {
         const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
 #pragma unroll
         for (int i = 0; i < kBm / ROW_STRIDE; ++i) {
-            const int gr = row0 + r + i * ROW_STRIDE, gc = k0 + c;
-            v[i] = (gr < m && gc < k) ? *reinterpret_cast<const float4*>(&A[(size_t)gr * lda + gc])
-                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+            const int gr = row0 + r + i * ROW_STRIDE;
+            v[i] = gr < m ? lab_load4(&A[(size_t)gr * lda], k0 + c, k, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
         }
     }
 
@@ -37,8 +51,8 @@ struct ATile {
     }
 };
 
-// A kBk x kBn tile of row-major B into shared memory as it is (Bs[k][n]), float4 at a time.
-// Needs n % 4 == 0; out-of-range elements load as zeros.
+// A kBk x kBn tile of row-major B into shared memory as it is (Bs[k][n]), float4 at a time
+// (element by element where `vec` is false); out-of-range elements load as zeros.
 template <int kBn, int kBk, int kThreads>
 struct BTile {
     static constexpr int PER_ROW = kBn / 4;
@@ -46,13 +60,12 @@ struct BTile {
     static_assert(kThreads % PER_ROW == 0 && kBk % ROW_STRIDE == 0, "B tile loads in whole passes");
     float4 v[kBk / ROW_STRIDE];
 
-    __device__ __forceinline__ void fetch(const float* B, int ldb, int k, int n, int k0, int col0, int tid) {
+    __device__ __forceinline__ void fetch(const float* B, int ldb, int k, int n, int k0, int col0, int tid, bool vec) {
         const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
 #pragma unroll
         for (int i = 0; i < kBk / ROW_STRIDE; ++i) {
-            const int gr = k0 + r + i * ROW_STRIDE, gc = col0 + c;
-            v[i] = (gr < k && gc < n) ? *reinterpret_cast<const float4*>(&B[(size_t)gr * ldb + gc])
-                                      : make_float4(0.f, 0.f, 0.f, 0.f);
+            const int gr = k0 + r + i * ROW_STRIDE;
+            v[i] = gr < k ? lab_load4(&B[(size_t)gr * ldb], col0 + c, n, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
         }
     }
 
@@ -63,11 +76,19 @@ struct BTile {
     }
 };
 
-// Four consecutive outputs of one row: C[row][col..col+3] = alpha * v + beta * C. With n % 4 == 0
-// the four are all inside the matrix or all outside it.
+// Four consecutive outputs of one row: C[row][col..col+3] = alpha * v + beta * C, those inside the
+// matrix. Where `vec` (lab_rows_vec4) the four are all inside it or all outside, one float4.
 __device__ __forceinline__ void lab_store4(float* C, int ldc, int m, int n, int row, int col, float4 v, float alpha,
-                                           float beta) {
+                                           float beta, bool vec) {
     if (row >= m || col >= n) return;
+    if (!vec) {
+        float* c = &C[(size_t)row * ldc + col];
+        const float o[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+        for (int e = 0; e < 4; ++e)
+            if (col + e < n) c[e] = beta == 0.0f ? alpha * o[e] : alpha * o[e] + beta * c[e];
+        return;
+    }
     float4* c = reinterpret_cast<float4*>(&C[(size_t)row * ldc + col]);
     if (beta == 0.0f) {
         v.x *= alpha; v.y *= alpha; v.z *= alpha; v.w *= alpha;
@@ -129,6 +150,7 @@ struct WarpTile {
 
     __device__ __forceinline__ void store(const lab_gemm_f32_args& p, int row0, int col0) const {
         float* C = lab_ptr<float>(p.c);
+        const bool vec = lab_rows_vec4(C, p.ldc, p.n);
 #pragma unroll
         for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
@@ -139,7 +161,7 @@ struct WarpTile {
                     for (int j = 0; j < kTn; j += 4) {
                         const float* a = &acc[(wm * kTm + i) * kWNIter * kTn + wn * kTn + j];
                         lab_store4(C, p.ldc, p.m, p.n, row0 + rowOff + wm * WSUBM + i, col0 + colOff + wn * WSUBN + j,
-                                   make_float4(a[0], a[1], a[2], a[3]), p.alpha, p.beta);
+                                   make_float4(a[0], a[1], a[2], a[3]), p.alpha, p.beta, vec);
                     }
     }
 };

@@ -5,7 +5,8 @@
 //   compact region makes their As/Bs reads mostly broadcasts, and the sub-tile loop gives each
 //   lane more independent FMAs per loaded value; the shape of each level is tunable.
 // Limits: one buffer per tile, so loads from global memory and the math take turns, with two
-//   barriers per BK step; needs k % 4 == 0 and n % 4 == 0. Rung 8 overlaps them.
+//   barriers per BK step. Rung 8 overlaps them. Any shape: where rows are not whole float4s
+//   (k or n not a multiple of 4, an odd leading dimension) the tiles move element by element.
 #include "sgemm_tiles.cuh"
 
 #define THREADS (BLOCK_X)
@@ -18,13 +19,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) sgemm_07_warptiling(lab_ge
     const float* B = lab_ptr<const float>(p.b);
     const int tid = threadIdx.x;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+    const bool vecA = lab_rows_vec4(A, p.lda, p.k), vecB = lab_rows_vec4(B, p.ldb, p.n);
 
     ATile<BM, BK, THREADS> a;
     BTile<BN, BK, THREADS> b;
     WarpTile<THREADS, BM, BN, BK, WM, WN, WNITER, TM, TN> w(tid);
     for (int k0 = 0; k0 < p.k; k0 += BK) {
-        a.fetch(A, p.lda, p.m, p.k, row0, k0, tid);
-        b.fetch(B, p.ldb, p.k, p.n, k0, col0, tid);
+        a.fetch(A, p.lda, p.m, p.k, row0, k0, tid, vecA);
+        b.fetch(B, p.ldb, p.k, p.n, k0, col0, tid, vecB);
         a.store(As, tid);
         b.store(Bs, tid);
         __syncthreads();
