@@ -5,21 +5,19 @@
 #pragma once
 #include "sgemm_tiles.cuh"
 
-template <int kThreads, int kBm, int kBn, int kBk, int kWm, int kWn, int kWNIter, int kTm, int kTn>
-__device__ __forceinline__ void lab_sgemm_double_buffered(const lab_gemm_f32_args& p, int tileRow, int tileCol) {
-    __shared__ __align__(16) float As[2][kBk * kBm];
-    __shared__ __align__(16) float Bs[2][kBk * kBn];
+template <int kThreads, int kBm, int kBn, int kBk, int kWm, int kWn, int kWNIter, int kTm, int kTn, bool kVec>
+__device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f32_args& p, int tileRow, int tileCol,
+                                                               float (&As)[2][kBk * kBm], float (&Bs)[2][kBk * kBn]) {
     const float* A = lab_ptr<const float>(p.a);
     const float* B = lab_ptr<const float>(p.b);
     const int tid = threadIdx.x;
     const int row0 = tileRow * kBm, col0 = tileCol * kBn;
-    const bool vecA = lab_rows_vec4(A, p.lda, p.k), vecB = lab_rows_vec4(B, p.ldb, p.n);
 
     ATile<kBm, kBk, kThreads> a;
     BTile<kBn, kBk, kThreads> b;
     WarpTile<kThreads, kBm, kBn, kBk, kWm, kWn, kWNIter, kTm, kTn> w(tid);
-    a.fetch(A, p.lda, p.m, p.k, row0, 0, tid, vecA);
-    b.fetch(B, p.ldb, p.k, p.n, 0, col0, tid, vecB);
+    a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, 0, tid);
+    b.template fetch<kVec>(B, p.ldb, p.k, p.n, 0, col0, tid);
     a.store(As[0], tid);
     b.store(Bs[0], tid);
     __syncthreads();
@@ -27,8 +25,8 @@ __device__ __forceinline__ void lab_sgemm_double_buffered(const lab_gemm_f32_arg
     for (int k0 = 0; k0 < p.k; k0 += kBk) {
         const bool next = k0 + kBk < p.k;
         if (next) {  // issued now, used after the math: the loads' latency hides behind it
-            a.fetch(A, p.lda, p.m, p.k, row0, k0 + kBk, tid, vecA);
-            b.fetch(B, p.ldb, p.k, p.n, k0 + kBk, col0, tid, vecB);
+            a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, k0 + kBk, tid);
+            b.template fetch<kVec>(B, p.ldb, p.k, p.n, k0 + kBk, col0, tid);
         }
         w.mma(As[buf], Bs[buf]);
         if (next) {  // buf ^ 1 was last read before the previous barrier
@@ -38,5 +36,17 @@ __device__ __forceinline__ void lab_sgemm_double_buffered(const lab_gemm_f32_arg
         __syncthreads();
         buf ^= 1;
     }
-    w.store(p, row0, col0);
+    w.template store<kVec>(p, row0, col0);
+}
+
+// The loop compiled twice, on one pair of buffers: float4 moves where the launch allows them,
+// element-wise ones elsewhere.
+template <int kThreads, int kBm, int kBn, int kBk, int kWm, int kWn, int kWNIter, int kTm, int kTn>
+__device__ __forceinline__ void lab_sgemm_double_buffered(const lab_gemm_f32_args& p, int tileRow, int tileCol) {
+    __shared__ __align__(16) float As[2][kBk * kBm];
+    __shared__ __align__(16) float Bs[2][kBk * kBn];
+    if (lab_gemm_vec4(p))
+        lab_sgemm_double_buffered_loop<kThreads, kBm, kBn, kBk, kWm, kWn, kWNIter, kTm, kTn, true>(p, tileRow, tileCol, As, Bs);
+    else
+        lab_sgemm_double_buffered_loop<kThreads, kBm, kBn, kBk, kWm, kWn, kWNIter, kTm, kTn, false>(p, tileRow, tileCol, As, Bs);
 }

@@ -5,15 +5,17 @@
 
 // Whether the rows of a row-major matrix can be read and written as float4: every row starts
 // 16-byte aligned (ld % 4 == 0 and an aligned base) and holds whole float4s (cols % 4 == 0). The
-// same for every thread of a launch, so the branch on it costs nothing; where it is false the
-// tiles move element by element, and any m, n, k and leading dimension work.
+// same for every thread of a launch: a kernel branches on it once, into a main loop compiled
+// with float4 moves (kVec) or one that moves element by element, so any m, n, k and leading
+// dimension work and the aligned loop carries no per-element code.
 __device__ __forceinline__ bool lab_rows_vec4(const float* base, int ld, int cols) {
     return ld % 4 == 0 && cols % 4 == 0 && (reinterpret_cast<unsigned long long>(base) & 15) == 0;
 }
 
-// Four consecutive elements of one row from `cols`, zeros past the end: a float4 load where `vec`.
-__device__ __forceinline__ float4 lab_load4(const float* row, int col, int cols, bool vec) {
-    if (vec) return col < cols ? *reinterpret_cast<const float4*>(&row[col]) : make_float4(0.f, 0.f, 0.f, 0.f);
+// Four consecutive elements of one row from `cols`, zeros past the end: a float4 load where kVec.
+template <bool kVec>
+__device__ __forceinline__ float4 lab_load4(const float* row, int col, int cols) {
+    if (kVec) return col < cols ? *reinterpret_cast<const float4*>(&row[col]) : make_float4(0.f, 0.f, 0.f, 0.f);
     return make_float4(col < cols ? row[col] : 0.f, col + 1 < cols ? row[col + 1] : 0.f, col + 2 < cols ? row[col + 2] : 0.f,
                        col + 3 < cols ? row[col + 3] : 0.f);
 }
@@ -29,12 +31,13 @@ struct ATile {
     static_assert(kThreads % PER_ROW == 0 && kBm % ROW_STRIDE == 0, "A tile loads in whole passes");
     float4 v[kBm / ROW_STRIDE];
 
-    __device__ __forceinline__ void fetch(const float* A, int lda, int m, int k, int row0, int k0, int tid, bool vec) {
+    template <bool kVec>
+    __device__ __forceinline__ void fetch(const float* A, int lda, int m, int k, int row0, int k0, int tid) {
         const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
 #pragma unroll
         for (int i = 0; i < kBm / ROW_STRIDE; ++i) {
             const int gr = row0 + r + i * ROW_STRIDE;
-            v[i] = gr < m ? lab_load4(&A[(size_t)gr * lda], k0 + c, k, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+            v[i] = gr < m ? lab_load4<kVec>(&A[(size_t)gr * lda], k0 + c, k) : make_float4(0.f, 0.f, 0.f, 0.f);
         }
     }
 
@@ -52,7 +55,7 @@ struct ATile {
 };
 
 // A kBk x kBn tile of row-major B into shared memory as it is (Bs[k][n]), float4 at a time
-// (element by element where `vec` is false); out-of-range elements load as zeros.
+// (element by element unless kVec); out-of-range elements load as zeros.
 template <int kBn, int kBk, int kThreads>
 struct BTile {
     static constexpr int PER_ROW = kBn / 4;
@@ -60,12 +63,13 @@ struct BTile {
     static_assert(kThreads % PER_ROW == 0 && kBk % ROW_STRIDE == 0, "B tile loads in whole passes");
     float4 v[kBk / ROW_STRIDE];
 
-    __device__ __forceinline__ void fetch(const float* B, int ldb, int k, int n, int k0, int col0, int tid, bool vec) {
+    template <bool kVec>
+    __device__ __forceinline__ void fetch(const float* B, int ldb, int k, int n, int k0, int col0, int tid) {
         const int r = tid / PER_ROW, c = (tid % PER_ROW) * 4;
 #pragma unroll
         for (int i = 0; i < kBk / ROW_STRIDE; ++i) {
             const int gr = k0 + r + i * ROW_STRIDE;
-            v[i] = gr < k ? lab_load4(&B[(size_t)gr * ldb], col0 + c, n, vec) : make_float4(0.f, 0.f, 0.f, 0.f);
+            v[i] = gr < k ? lab_load4<kVec>(&B[(size_t)gr * ldb], col0 + c, n) : make_float4(0.f, 0.f, 0.f, 0.f);
         }
     }
 
@@ -77,11 +81,12 @@ struct BTile {
 };
 
 // Four consecutive outputs of one row: C[row][col..col+3] = alpha * v + beta * C, those inside the
-// matrix. Where `vec` (lab_rows_vec4) the four are all inside it or all outside, one float4.
+// matrix. With kVec (lab_rows_vec4) the four are all inside it or all outside, one float4.
+template <bool kVec>
 __device__ __forceinline__ void lab_store4(float* C, int ldc, int m, int n, int row, int col, float4 v, float alpha,
-                                           float beta, bool vec) {
+                                           float beta) {
     if (row >= m || col >= n) return;
-    if (!vec) {
+    if (!kVec) {
         float* c = &C[(size_t)row * ldc + col];
         const float o[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -148,9 +153,9 @@ struct WarpTile {
         }
     }
 
+    template <bool kVec>
     __device__ __forceinline__ void store(const lab_gemm_f32_args& p, int row0, int col0) const {
         float* C = lab_ptr<float>(p.c);
-        const bool vec = lab_rows_vec4(C, p.ldc, p.n);
 #pragma unroll
         for (int wm = 0; wm < WMITER; ++wm)
 #pragma unroll
@@ -160,8 +165,14 @@ struct WarpTile {
 #pragma unroll
                     for (int j = 0; j < kTn; j += 4) {
                         const float* a = &acc[(wm * kTm + i) * kWNIter * kTn + wn * kTn + j];
-                        lab_store4(C, p.ldc, p.m, p.n, row0 + rowOff + wm * WSUBM + i, col0 + colOff + wn * WSUBN + j,
-                                   make_float4(a[0], a[1], a[2], a[3]), p.alpha, p.beta, vec);
+                        lab_store4<kVec>(C, p.ldc, p.m, p.n, row0 + rowOff + wm * WSUBM + i, col0 + colOff + wn * WSUBN + j,
+                                         make_float4(a[0], a[1], a[2], a[3]), p.alpha, p.beta);
                     }
     }
 };
+
+// Whether A, B and C of a launch all move as float4s: the one branch an any-shape rung takes.
+__device__ __forceinline__ bool lab_gemm_vec4(const lab_gemm_f32_args& p) {
+    return lab_rows_vec4(lab_ptr<const float>(p.a), p.lda, p.k) && lab_rows_vec4(lab_ptr<const float>(p.b), p.ldb, p.n) &&
+           lab_rows_vec4(lab_ptr<const float>(p.c), p.ldc, p.n);
+}

@@ -12,26 +12,33 @@
 #define THREADS (BLOCK_X)
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 
-extern "C" __global__ void __launch_bounds__(THREADS) sgemm_07_warptiling(lab_gemm_f32_args p) {
-    __shared__ __align__(16) float As[BK * BM];
-    __shared__ __align__(16) float Bs[BK * BN];
+template <bool kVec>
+__device__ __forceinline__ void warptiled(const lab_gemm_f32_args& p, float* As, float* Bs) {
     const float* A = lab_ptr<const float>(p.a);
     const float* B = lab_ptr<const float>(p.b);
     const int tid = threadIdx.x;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
-    const bool vecA = lab_rows_vec4(A, p.lda, p.k), vecB = lab_rows_vec4(B, p.ldb, p.n);
 
     ATile<BM, BK, THREADS> a;
     BTile<BN, BK, THREADS> b;
     WarpTile<THREADS, BM, BN, BK, WM, WN, WNITER, TM, TN> w(tid);
     for (int k0 = 0; k0 < p.k; k0 += BK) {
-        a.fetch(A, p.lda, p.m, p.k, row0, k0, tid, vecA);
-        b.fetch(B, p.ldb, p.k, p.n, k0, col0, tid, vecB);
+        a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, k0, tid);
+        b.template fetch<kVec>(B, p.ldb, p.k, p.n, k0, col0, tid);
         a.store(As, tid);
         b.store(Bs, tid);
         __syncthreads();
         w.mma(As, Bs);
         __syncthreads();
     }
-    w.store(p, row0, col0);
+    w.template store<kVec>(p, row0, col0);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) sgemm_07_warptiling(lab_gemm_f32_args p) {
+    __shared__ __align__(16) float As[BK * BM];
+    __shared__ __align__(16) float Bs[BK * BN];
+    if (lab_gemm_vec4(p))
+        warptiled<true>(p, As, Bs);
+    else
+        warptiled<false>(p, As, Bs);
 }

@@ -17,7 +17,8 @@ static_assert(BM == BLOCK_Y * TM && BN == BLOCK_X * TN, "the block tile is the t
 static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "float4 fragments");
 static_assert(2 * BK * (BM + BN) * 4 <= LAB_DYN_SMEM, "two stages fit the dynamic shared memory");
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_11_register_prefetch(lab_gemm_f32_args p) {
+template <bool kVec>
+__device__ __forceinline__ void prefetched(const lab_gemm_f32_args& p) {
     extern __shared__ __align__(16) float smem[];
     float* As = smem;                // [2][BK][BM], A transposed
     float* Bs = smem + 2 * BK * BM;  // [2][BK][BN]
@@ -30,12 +31,11 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_11_register_prefe
     const int id = blockIdx.y * tilesN + blockIdx.x, perGroup = GROUP_M * tilesN;
     const int firstRow = (id / perGroup) * GROUP_M, rows = min(tilesM - firstRow, GROUP_M);
     const int row0 = (firstRow + (id % perGroup) % rows) * BM, col0 = ((id % perGroup) / rows) * BN;
-    const bool vecA = lab_rows_vec4(A, p.lda, p.k), vecB = lab_rows_vec4(B, p.ldb, p.n);
 
     ATile<BM, BK, THREADS> a;
     BTile<BN, BK, THREADS> b;
-    a.fetch(A, p.lda, p.m, p.k, row0, 0, tid, vecA);
-    b.fetch(B, p.ldb, p.k, p.n, 0, col0, tid, vecB);
+    a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, 0, tid);
+    b.template fetch<kVec>(B, p.ldb, p.k, p.n, 0, col0, tid);
     a.store(As, tid);
     b.store(Bs, tid);
     __syncthreads();
@@ -51,8 +51,8 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_11_register_prefe
         const float* bs = Bs + buf * BK * BN;
         const bool next = k0 + BK < p.k;
         if (next) {  // issued now, stored after the math (rung 8)
-            a.fetch(A, p.lda, p.m, p.k, row0, k0 + BK, tid, vecA);
-            b.fetch(B, p.ldb, p.k, p.n, k0 + BK, col0, tid, vecB);
+            a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, k0 + BK, tid);
+            b.template fetch<kVec>(B, p.ldb, p.k, p.n, k0 + BK, col0, tid);
         }
 #pragma unroll
         for (int i = 0; i < TM; i += 4) *reinterpret_cast<float4*>(&fa[0][i]) = *reinterpret_cast<const float4*>(&as[rowT + i]);
@@ -85,11 +85,17 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_11_register_prefe
     }
 
     float* C = lab_ptr<float>(p.c);
-    const bool vecC = lab_rows_vec4(C, p.ldc, p.n);
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
         for (int j = 0; j < TN; j += 4)
-            lab_store4(C, p.ldc, p.m, p.n, row0 + rowT + i, col0 + (j / 4) * STRIDE + colT,
-                       make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), p.alpha, p.beta, vecC);
+            lab_store4<kVec>(C, p.ldc, p.m, p.n, row0 + rowT + i, col0 + (j / 4) * STRIDE + colT,
+                             make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), p.alpha, p.beta);
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_11_register_prefetch(lab_gemm_f32_args p) {
+    if (lab_gemm_vec4(p))
+        prefetched<true>(p);
+    else
+        prefetched<false>(p);
 }
