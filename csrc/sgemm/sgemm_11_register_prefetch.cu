@@ -54,6 +54,7 @@ __device__ __forceinline__ void prefetched(const lab_gemm_f32_args& p) {
             a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, k0 + BK, tid);
             b.template fetch<kVec>(B, p.ldb, p.k, p.n, k0 + BK, col0, tid);
         }
+        __syncwarp();  // keeps the loads above the math (see sgemm_double_buffer.cuh)
 #pragma unroll
         for (int i = 0; i < TM; i += 4) *reinterpret_cast<float4*>(&fa[0][i]) = *reinterpret_cast<const float4*>(&as[rowT + i]);
 #pragma unroll
