@@ -28,10 +28,6 @@ __device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f3
             a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, k0 + kBk, tid);
             b.template fetch<kVec>(B, p.ldb, p.k, p.n, k0 + kBk, col0, tid);
         }
-        // A fence for the scheduler: ptxas may otherwise sink the loads to their stores after
-        // the math to save registers, and their latency is then exposed (rung 11 ran 0.78x
-        // cuBLAS instead of 0.91x on the H200 when it did). __syncwarp costs one instruction.
-        __syncwarp();
         w.mma(As[buf], Bs[buf]);
         if (next) {  // buf ^ 1 was last read before the previous barrier
             a.store(As[buf ^ 1], tid);
