@@ -119,6 +119,7 @@ fn collect_merges_stored_runs_into_the_report_across_gpus() {
     assert!(md.contains("Across GPUs") && md.contains("NVIDIA H200 sm_90"), "{md}");
     assert!(md.contains("The sheet's GPUs with no results") && md.contains("RTX 4090 bound"), "bounds, labelled");
     assert!(md.contains("](plots/") && dir.join("plots").read_dir().unwrap().count() > 0, "plots beside it");
+    assert!(md.contains("](plots/roofline.svg)") && dir.join("plots/roofline.svg").is_file(), "the roofline among them");
     let html = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(html.contains("<svg") && html.contains("attainable bound, not a measurement"), "the same report as a page");
 }

@@ -74,6 +74,15 @@ pub fn plot_files(files: &[(String, View)], labels: &[String]) -> Vec<(String, S
                 out.push((name(&stem), c.title.clone(), curves::svg(&c)));
             }
         }
+        let points = crate::analysis::roofline::points(f);
+        if !points.is_empty() {
+            let title = format!("{label}: measured roofline");
+            out.push((
+                name("roofline"),
+                title.clone(),
+                crate::analysis::roofline::svg(&title, &crate::analysis::roofline::ceilings(f), &points),
+            ));
+        }
         for (stem, c) in [("transfers", curves::transfers(f, label)), ("multi", curves::multi(f, label))] {
             if let Some(c) = c {
                 out.push((name(stem), c.title.clone(), curves::svg(&c)));
