@@ -64,10 +64,11 @@ fn usage(msg: String) -> anyhow::Error {
 
 fn submit(a: &SubmitArgs) -> Result<u8> {
     let me = std::env::current_exe()?;
+    if a.file.is_some() && (a.dir.is_some() || !a.run.is_empty()) {
+        bail!(usage("fleet submit: a fleet file names its own dir and tasks; --dir and --run go without one".into()));
+    }
     let f = match (&a.file, &a.dir) {
-        (Some(_), Some(_)) | (Some(_), None) if !a.run.is_empty() => bail!(usage("fleet submit: a fleet file or --run, not both".into())),
-        (Some(file), None) => Fleet::read(file, &me)?,
-        (Some(_), Some(_)) => bail!(usage("fleet submit: the fleet file names its dir; --dir goes with --run".into())),
+        (Some(file), _) => Fleet::read(file, &me)?,
         (None, None) => bail!(usage("fleet submit: give a fleet file, or --dir and --run".into())),
         (None, Some(dir)) => {
             let place = Placement {
