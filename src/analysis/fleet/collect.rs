@@ -69,9 +69,9 @@ pub fn lines(f: &Fleet, jobs: Option<&Jobs>, states: &std::collections::BTreeMap
             let rec = recorded(&f.dir, t.index);
             let live = st.is_some_and(|s| LIVE.contains(&s.state.as_str()));
             let (state, failed) = match (st, &rec) {
-                (Some(s), _) if live => (s.state.clone(), false),
-                (Some(s), Some(r)) => (s.state.clone(), s.state != "COMPLETED" || r.exit != 0),
-                (Some(s), None) => (format!("{} (no status file: the task's script did not finish)", s.state), true),
+                (Some(s), _) if live => (format!("{} ({})", s.state, s.source), false),
+                (Some(s), Some(r)) => (format!("{} ({})", s.state, s.source), s.state != "COMPLETED" || r.exit != 0),
+                (Some(s), None) => (format!("{} ({}; no status file: the task's script did not finish)", s.state, s.source), true),
                 (None, Some(r)) => (if r.exit == 0 { "ENDED".into() } else { "ENDED, FAILED".into() }, r.exit != 0),
                 (None, None) if jobs.is_some() => ("MISSING (Slurm no longer knows the job; no status file)".into(), true),
                 (None, None) => ("NOT RUN".into(), true),

@@ -91,7 +91,7 @@ pub struct State {
     /// Slurm's "exit:signal", where it has ended.
     pub exit: Option<String>,
     pub node: Option<String>,
-    /// Which command said so.
+    /// Which command said so: squeue, sacct or scontrol.
     pub source: &'static str,
 }
 
