@@ -143,6 +143,14 @@ fn multiple_of_declarations_are_enforced() {
     assert!(can_implement(sgemm, vec4, &vec4.launch, &tall).is_ok());
     assert!(families::can_run(vec4, &vec4.config(), &tall, 90).is_ok(), "the one decision agrees");
     assert!(families::can_run(vec4, &vec4.config(), &tall, 61).unwrap_err().contains("sm_61"));
+    // The any-shape rungs declare nothing; rung 10's 16-byte copies still do.
+    let odd = Shape(vec![1023, 4097, 3]);
+    for name in ["sgemm_07_warptiling", "sgemm_08_double_buffered", "sgemm_09_l2_swizzle", "sgemm_11_register_prefetch"] {
+        let v = registry::by_name(name).unwrap();
+        assert!(v.multiple_of.is_empty() && can_implement(sgemm, v, &v.launch, &odd).is_ok(), "{name}");
+    }
+    let cp = registry::by_name("sgemm_10_cp_async").unwrap();
+    assert!(can_implement(sgemm, cp, &cp.launch, &odd).unwrap_err().contains("% 4"));
 }
 
 #[test]
