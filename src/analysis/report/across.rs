@@ -153,26 +153,23 @@ pub fn tuned_rows(files: &[(String, View)], labels: &[String]) -> Option<(Vec<St
     Some((header, rows))
 }
 
-/// Both tables as text (a terminal table or Markdown), for the report's text formats.
+/// The three tables as text (a terminal table or Markdown), for the report's text formats.
 pub fn section(files: &[(String, View)], labels: &[String], markdown: bool) -> String {
-    let mut t = new_table(SUMMARY_HEADER.map(String::from).to_vec(), markdown);
-    for row in summary_rows(files, labels) {
-        t.add_row(row);
-    }
-    let mut out = format!("Across GPUs: per family the best variant at its most measured shape on each GPU\n{t}\n");
-    if let Some((header, rows)) = bound_rows(files) {
+    let text = |title: &str, header: Vec<String>, rows: Vec<Vec<String>>| {
         let mut t = new_table(header, markdown);
-        for row in rows {
-            t.add_row(row);
-        }
-        out.push_str(&format!("The sheet's GPUs with no results: the same work's attainable bound, not a measurement\n{t}\n"));
+        t.add_rows(rows);
+        format!("{title}\n{t}\n")
+    };
+    let mut out = text(
+        "Across GPUs: per family the best variant at its most measured shape on each GPU",
+        SUMMARY_HEADER.map(String::from).to_vec(),
+        summary_rows(files, labels),
+    );
+    if let Some((header, rows)) = bound_rows(files) {
+        out += &text("The sheet's GPUs with no results: the same work's attainable bound, not a measurement", header, rows);
     }
     if let Some((header, rows)) = tuned_rows(files, labels) {
-        let mut t = new_table(header, markdown);
-        for row in rows {
-            t.add_row(row);
-        }
-        out.push_str(&format!("Tuned constants per GPU (rate at them in the family's unit)\n{t}\n"));
+        out += &text("Tuned constants per GPU (rate at them in the family's unit)", header, rows);
     }
     out
 }
