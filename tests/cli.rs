@@ -54,6 +54,11 @@ fn bad_suites_and_tuning_requests() {
     one_line_error(&["tune", "nope"], "unknown family 'nope'");
     one_line_error(&["tune", "sgemm", "sgemm_01"], "has tunable constants");
     one_line_error(&["tune", "sgemm", "memory_02"], "names no variant of sgemm");
+    one_line_error(
+        &["tune", "sgemm", "sgemm_11", "--suite", "resnet,nope"],
+        "sgemm has no suite 'nope' (its suites: square, odd, bert, resnet)",
+    );
+    one_line_error(&["tune", "memory", "--suite", "bert"], "memory has no suite 'bert' (its suites: none)");
     one_line_error(&["tune", "sgemm", "--budget", "0"], "--budget must be a positive number");
     one_line_error(&["tune", "sgemm", "--budget", "-1"], "-1");
     one_line_error(&["tune", "sgemm", "--budget", "soon"], "invalid value 'soon'");

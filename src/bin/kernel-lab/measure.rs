@@ -39,6 +39,9 @@ pub struct TuneArgs {
     /// Shapes to tune at (default: the family's largest quick size).
     #[arg(long = "size", value_delimiter = ',')]
     sizes: Vec<String>,
+    /// Named shape sets to tune at, each shape for itself (sgemm: square, odd, bert, resnet).
+    #[arg(long = "suite", value_delimiter = ',')]
+    suites: Vec<String>,
     /// Seconds of search in all, shared by the variants and shapes.
     #[arg(long, default_value_t = 300.0)]
     budget: f64,
@@ -73,7 +76,22 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
     if a.top == 0 {
         bail!(usage("--top must be at least 1".into()));
     }
-    let shapes = if a.sizes.is_empty() { fam.tune_sizes() } else { families::parse_sizes(fam, &a.sizes)? };
+    let mut shapes = if a.sizes.is_empty() { Vec::new() } else { families::parse_sizes(fam, &a.sizes)? };
+    for name in &a.suites {
+        let suites = fam.suites();
+        let Some(suite) = suites.iter().find(|s| s.name == name) else {
+            let known: Vec<&str> = suites.iter().map(|s| s.name).collect();
+            bail!(usage(format!(
+                "{} has no suite '{name}' (its suites: {})",
+                a.family,
+                if known.is_empty() { "none".into() } else { known.join(", ") }
+            )));
+        };
+        shapes.extend(suite.shapes.iter().cloned());
+    }
+    if shapes.is_empty() {
+        shapes = fam.tune_sizes();
+    }
     let gpu = Gpu::open(a.gpu)?;
     if !jit::available() {
         bail!(LabError::Unavailable("the tuner compiles candidates with NVRTC, and libnvrtc.so was not found".into()));
