@@ -219,6 +219,13 @@ fn every_family_has_sizes_work_and_a_manifest() {
             }
         }
     }
+    // The workload suites in every GEMM precision: the Tensor Core families run sgemm's shapes.
+    let suite = |f: &str, n: &str| fam(f).suites().into_iter().find(|s| s.name == n).map(|s| s.shapes);
+    for f in ["tensor", "tf32", "int8"] {
+        for n in ["bert", "resnet"] {
+            assert!(suite(f, n).is_some() && suite(f, n) == suite("sgemm", n), "{f} {n}");
+        }
+    }
     let t = fam("transpose").info().shapes;
     assert_eq!(t.parse("16383x16385").unwrap(), Shape(vec![16383, 16385]));
     assert!(t.parse("70000x70000").unwrap_err().contains("2^31"));

@@ -17,7 +17,7 @@ use half::f16;
 use rand::{RngExt, SeedableRng};
 
 use super::inputs::{poison, random_f32};
-use super::sgemm::{gemm_work, reference};
+use super::sgemm::{gemm_suites, gemm_work, reference};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::Result;
 use crate::facts::launch::{Launch, Params};
@@ -188,6 +188,10 @@ impl<K: Kind> Family for MmaGemm<K> {
                 shapes: [4095, 4096, 4097, 4100, 4104, 4111, 4112, 4128].into_iter().map(sq).collect(),
             },
         ]
+        .into_iter()
+        // The workloads' GEMMs in this family's precision (the seed articles run them mixed).
+        .chain(gemm_suites().into_iter().filter(|s| s.name == "bert" || s.name == "resnet"))
+        .collect()
     }
     fn tune_sizes(&self) -> Vec<Shape> {
         vec![Shape(vec![8192, 8192, 8192])]
