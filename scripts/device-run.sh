@@ -5,9 +5,9 @@
 #   sass [filter]       the architectures and Tensor Core instructions of the bundled fatbins (cuobjdump)
 #   gate                `bench --quick` into a scratch folder, then `compare` with the committed runs
 #                       of this GPU model: fails on an entry slower beyond the threshold
-#   sanitize            compute-sanitizer memcheck and racecheck over every variant at a small odd
+#   sanitize [family..] compute-sanitizer memcheck and racecheck over every variant at a small odd
 #                       shape per family (in one process, as the sanitizer needs), on GPU
-#                       $SANITIZE_GPU (default 0)
+#                       $SANITIZE_GPU (default 0); the families named, else all
 #   ncu-check V:S ...   each variant V at size S: the burst regime's median against ncu's
 #                       gpu__time_duration of `kernel-lab profile` (fails beyond 3%)
 #   noise R N V:S ...   N back-to-back runs of `bench V --size S` for each V:S in regime R, each
@@ -34,8 +34,9 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temper
     --format=csv 2>&1 | tee -a "$OUT/devices.txt"
 # One small shape per family, off every tile and vector width, for the sanitizer.
 sanitize() {
-    local status=0
-    for fs in memory:4100 l2:4112 reduce:4100 transpose:67x129 sgemm:67x45x33 tensor:67x45x33 tf32:67x45x33 int8:67x45x33 peak:300; do
+    local status=0 only=" $* "
+    for fs in memory:4100 l2:4112 reduce:4100 transpose:67x129 sgemm:67x45x33 tensor:67x45x33 bf16:67x45x33 tf32:67x45x33 int8:67x45x33 fp8:67x45x33 peak:300; do
+        [ "$only" != "  " ] && [[ "$only" != *" ${fs%%:*} "* ]] && continue
         for tool in memcheck racecheck; do
             echo "--- compute-sanitizer --tool $tool: ${fs%%:*} at ${fs#*:}"
             compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
@@ -131,7 +132,7 @@ for step in "$@"; do
             cuobjdump -sass "$f" | grep -oE "[HIQ]GMMA\.[^ ]*|[HIDQ]MMA\.[^ ]*" | sort | uniq -c
         done' "$(echo ${step#sass})")
         ;;
-    sanitize) cmd=(bash -c "$(declare -f sanitize); sanitize") ;;
+    sanitize*) cmd=(bash -c "$(declare -f sanitize); sanitize ${step#sanitize}") ;;
     noise\ *) read -ra words <<<"${step#noise }" && cmd=(bash -c "$(declare -f noise); OUT=$OUT noise ${words[*]}") ;;
     fleet-by-hand\ *) cmd=(bash -c "$(declare -f fleet_by_hand); OUT=$OUT fleet_by_hand ${step#fleet-by-hand }") ;;
     ncu-check\ *) read -ra words <<<"${step#ncu-check }" && cmd=(bash -c "$(declare -f ncu_check); ncu_check ${words[*]}") ;;

@@ -97,9 +97,9 @@ typedef struct lab_gemm_tma_args {
     lab_tma b_map;
 } lab_gemm_tma_args;
 
-/* A helper in a TMA kernel's module: `rows` rows of `cols` 2-byte elements, packed at src, copied
- * to dst at a row pitch of `ld` elements (a multiple of 8, so rows start 16-byte aligned); the
- * padding of each row is written with zeros. */
+/* A helper in a TMA kernel's module: `rows` rows of `cols` bytes, packed at src, copied to dst at a
+ * row pitch of `ld` bytes (a multiple of 16, so rows start 16-byte aligned); the padding of each
+ * row is written with zeros. */
 typedef struct lab_pad_args {
     lab_dptr src;
     lab_dptr dst;

@@ -6,6 +6,7 @@
 use std::ffi::c_void;
 use std::mem::size_of;
 
+use cudarc::cublas::result::CublasError;
 use cudarc::cublas::sys as blas;
 use cudarc::cublaslt::result as lt;
 use cudarc::cublaslt::sys::{
@@ -32,6 +33,7 @@ fn data_type(t: blas::cudaDataType_t) -> Result<sys::cudaDataType> {
         B::CUDA_R_16BF => L::CUDA_R_16BF,
         B::CUDA_R_32F => L::CUDA_R_32F,
         B::CUDA_R_8I => L::CUDA_R_8I,
+        B::CUDA_R_8F_E4M3 => L::CUDA_R_8F_E4M3,
         B::CUDA_R_32I => L::CUDA_R_32I,
         other => return Err(LabError::Unavailable(format!("cuBLASLt best-of: no mapping for {other:?}"))),
     })
@@ -98,7 +100,7 @@ fn lt_err(e: lt::CublasError) -> LabError {
 
 impl Prepared {
     /// The descriptors of `gemm` and up to `CANDIDATES` algorithms cuBLASLt's heuristic ranks
-    /// for it (none: an error the caller records as the library declining the shape).
+    /// for it (none: cuBLAS's NOT_SUPPORTED, which callers record as the library declining).
     pub fn new(gpu: &Gpu, gemm: Gemm) -> Result<Prepared> {
         gpu.ctx.bind_to_thread()?;
         let handle = lt::create_handle().map_err(lt_err)?;
@@ -160,8 +162,14 @@ impl Prepared {
             lt::destroy_matmul_pref(pref).map_err(lt_err)?;
             s
         };
-        if status != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS || count == 0 {
-            return Err(LabError::Unavailable(format!("cuBLASLt has no algorithm for this GEMM ({status:?})")));
+        if status == sys::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED
+            || (status == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS && count == 0)
+        {
+            // The library declining the shape, as cublasGemmEx says it.
+            return Err(LabError::Cublas(CublasError(blas::cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED)));
+        }
+        if status != sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS {
+            return Err(LabError::Unavailable(format!("cuBLASLt's heuristic failed ({status:?})")));
         }
         p.candidates =
             found[..count as usize].iter().filter(|r| r.state == sys::cublasStatus_t::CUBLAS_STATUS_SUCCESS).map(|r| Algo(*r)).collect();

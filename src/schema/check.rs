@@ -15,6 +15,9 @@ pub enum Precision {
     Fp16F32Acc,
     /// fp32 inputs rounded to tf32 (10-bit mantissa) by the Tensor Cores, fp32 accumulation.
     Tf32,
+    /// fp8 e4m3 inputs, exact products, summed by the Tensor Cores in a window narrower than
+    /// fp32 before an fp32 accumulation.
+    Fp8F32Acc,
 }
 
 impl Precision {
@@ -26,6 +29,7 @@ impl Precision {
             Precision::Fp32 => 5e-5,
             Precision::Fp16F32Acc => 1e-3,
             Precision::Tf32 => 5e-3,
+            Precision::Fp8F32Acc => 5e-3,
         }
     }
 }

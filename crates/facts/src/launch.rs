@@ -103,6 +103,8 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
     ("tensor", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
     ("tf32", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
     ("int8", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
+    ("bf16", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
+    ("fp8", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
     ("peak", "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply"),
 ];
 
@@ -161,7 +163,7 @@ impl Launch {
             }
             "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
             "sgemm" => (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk: None }),
-            "tensor" | "tf32" | "int8" => {
+            "tensor" | "tf32" | "int8" | "bf16" | "fp8" => {
                 let tma_bk = if flag("TMA")? {
                     if !arch_at_least(arch, 90) {
                         return Err(format!("TMA = 1 needs an sm_90 or newer arch requirement, not {}", arch.describe()));

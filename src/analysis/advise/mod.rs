@@ -103,8 +103,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     // Per sheet GPU, the shares of every view of it (runs kept in other folders are the same GPU).
     let mut by_gpu: Vec<(&'static Gpu, Vec<f64>)> = Vec::new();
     for v in views {
-        let (Some(fam), Some(gpu)) = (req.precision.family(), sheet::for_device(&v.device.name, v.device.sms)) else { continue };
-        let s = shares(v, gpu, req, fam);
+        let Some(gpu) = sheet::for_device(&v.device.name, v.device.sms) else { continue };
+        let s = shares(v, gpu, req, req.precision.family());
         match by_gpu.iter_mut().find(|(g, _)| g.name == gpu.name) {
             Some((_, all)) => all.extend(s),
             None => by_gpu.push((gpu, s)),

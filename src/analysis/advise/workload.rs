@@ -49,14 +49,15 @@ impl Precision {
         }
     }
 
-    /// The lab's family that measures GEMMs in this precision, where it has one.
-    pub fn family(self) -> Option<&'static str> {
+    /// The lab's family that measures GEMMs in this precision.
+    pub fn family(self) -> &'static str {
         match self {
-            Precision::Fp32 => Some("sgemm"),
-            Precision::Tf32 => Some("tf32"),
-            Precision::Fp16 => Some("tensor"),
-            Precision::Int8 => Some("int8"),
-            Precision::Bf16 | Precision::Fp8 => None,
+            Precision::Fp32 => "sgemm",
+            Precision::Tf32 => "tf32",
+            Precision::Fp16 => "tensor",
+            Precision::Int8 => "int8",
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
         }
     }
 }

@@ -116,8 +116,10 @@ pub fn all() -> Vec<&'static dyn Family> {
         &transpose::Transpose,
         &sgemm::Sgemm,
         &tensor::TENSOR,
+        &tensor::BF16,
         &tensor::TF32,
         &tensor::INT8,
+        &tensor::FP8,
         &peak::Peak,
     ]
 }

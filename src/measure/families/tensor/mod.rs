@@ -1,27 +1,26 @@
-//! The Tensor Core GEMM families, one per input type, each against cublasGemmEx doing the same:
-//! `tensor` (fp16 inputs, fp32 output and compute), `tf32` (fp32 inputs, tf32 compute, fp32
-//! output) and `int8` (s8 inputs, s32 output and compute). Row-major C = A·B.
+//! The Tensor Core GEMM families, one per input type, each against cuBLAS doing the same:
+//! `tensor` (fp16 inputs, fp32 output and compute), `bf16` (likewise), `tf32` (fp32 inputs, tf32
+//! compute, fp32 output), `int8` (s8 inputs, s32 output and compute) and `fp8` (e4m3 inputs,
+//! fp32 output and compute). Row-major C = A·B.
 //! Shape: [m, n, k]. Work: 2mnk operations; A and B read once, C written once.
 //!
 //! Inputs are drawn at random and made exact in the input type; the f64 reference multiplies
 //! those exact values, so only the arithmetic is under test.
 
+pub mod kinds;
 pub mod tma;
 
 use std::marker::PhantomData;
 
-use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
-use cudarc::driver::sys::CUtensorMapDataType;
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, ValidAsZeroBits};
-use half::f16;
-use rand::{RngExt, SeedableRng};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::inputs::{poison, random_f32};
+use self::kinds::{Bf16, Fp16, Fp8, Int8, Kind, Tf32};
+use super::inputs::poison;
 use super::sgemm::{gemm_suites, gemm_work, reference};
-use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
-use crate::error::Result;
-use crate::facts::launch::{Launch, Params};
-use crate::facts::sheet::{self, Precision as SheetPrecision};
+use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
+use crate::error::{LabError, Result};
+use crate::facts::launch::{Grid, Launch, Params};
+use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
 use crate::gpu::ffi::{lab_gemm_tc_args, lab_gemm_tma_args};
@@ -29,142 +28,16 @@ use crate::gpu::lt;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
 use crate::schema::device::DeviceInfo;
-use crate::schema::entry::{Unit, Work};
-
-/// What sets one Tensor Core GEMM family apart: its types, cuBLAS's names for them, and how
-/// its inputs are drawn.
-pub trait Kind: Sync + Send + 'static {
-    type In: DeviceRepr + Copy + Unpin + Send + Sync + 'static;
-    type Out: DeviceRepr + ValidAsZeroBits + Copy + Unpin + Send + Sync + 'static;
-    /// The family's facts (name, baseline, precision, arithmetic).
-    fn info() -> &'static FamilyInfo;
-    const IN: cudaDataType_t;
-    const OUT: cudaDataType_t;
-    const COMPUTE: cublasComputeType_t;
-    /// The input type as a TMA tensor map names it.
-    const TMA: CUtensorMapDataType;
-    /// cuBLAS gets B transposed (n x k, copied once before timing), the "TN" layout its fast
-    /// kernels need for this type; the lab's kernels read B as it is (k x n).
-    const BASELINE_TN: bool = false;
-    /// `len` inputs from `seed`, and the exact value of each as f32.
-    fn draw(len: usize, seed: u64) -> (Vec<Self::In>, Vec<f32>);
-    fn out_f32(x: Self::Out) -> f32;
-    /// cuBLAS's alpha = 1 and beta = 0 in the compute type, as bytes.
-    fn one_zero() -> ([u8; 4], [u8; 4]);
-}
-
-static TENSOR_INFO: FamilyInfo = FamilyInfo {
-    name: "tensor",
-    baseline: Some("cuBLAS GemmEx fp16"),
-    vendor_best: true,
-    precision: Precision::Fp16F32Acc,
-    unit: Unit::Tflops,
-    arithmetic: SheetPrecision::Fp16F32Acc,
-    shapes: Shapes::Gemm,
-};
-
-pub struct Fp16;
-impl Kind for Fp16 {
-    type In = f16;
-    type Out = f32;
-    fn info() -> &'static FamilyInfo {
-        &TENSOR_INFO
-    }
-    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
-    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
-    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
-    fn draw(len: usize, seed: u64) -> (Vec<f16>, Vec<f32>) {
-        let h: Vec<f16> = random_f32(len, seed).into_iter().map(f16::from_f32).collect();
-        let exact = h.iter().map(|x| x.to_f32()).collect();
-        (h, exact)
-    }
-    fn out_f32(x: f32) -> f32 {
-        x
-    }
-    fn one_zero() -> ([u8; 4], [u8; 4]) {
-        (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes())
-    }
-}
-
-static TF32_INFO: FamilyInfo = FamilyInfo {
-    name: "tf32",
-    baseline: Some("cuBLAS GemmEx tf32"),
-    vendor_best: true,
-    precision: Precision::Tf32,
-    unit: Unit::Tflops,
-    arithmetic: SheetPrecision::Tf32,
-    shapes: Shapes::Gemm,
-};
-
-pub struct Tf32;
-impl Kind for Tf32 {
-    type In = f32;
-    type Out = f32;
-    fn info() -> &'static FamilyInfo {
-        &TF32_INFO
-    }
-    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
-    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
-    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
-    /// Full fp32 values: rounding them to tf32 is part of what the Tensor Cores do.
-    fn draw(len: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
-        let v = random_f32(len, seed);
-        (v.clone(), v)
-    }
-    fn out_f32(x: f32) -> f32 {
-        x
-    }
-    fn one_zero() -> ([u8; 4], [u8; 4]) {
-        (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes())
-    }
-}
-
-static INT8_INFO: FamilyInfo = FamilyInfo {
-    name: "int8",
-    baseline: Some("cuBLAS GemmEx int8"),
-    vendor_best: true,
-    precision: Precision::Exact,
-    unit: Unit::Tflops,
-    arithmetic: SheetPrecision::Int8,
-    shapes: Shapes::Gemm,
-};
-
-pub struct Int8;
-impl Kind for Int8 {
-    type In = i8;
-    type Out = i32;
-    fn info() -> &'static FamilyInfo {
-        &INT8_INFO
-    }
-    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8I;
-    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32I;
-    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32I;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    /// cublasGemmEx int8 with B k x n ("NN") ran 128 TOPS at 8192 on the H200, 6% of the sheet.
-    const BASELINE_TN: bool = true;
-    /// In [-8, 8): sums of up to 2^15 products stay below 2^21, exact as f32 too.
-    fn draw(len: usize, seed: u64) -> (Vec<i8>, Vec<f32>) {
-        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
-        let v: Vec<i8> = (0..len).map(|_| rng.random_range(-8i8..8)).collect();
-        let exact = v.iter().map(|&x| x as f32).collect();
-        (v, exact)
-    }
-    fn out_f32(x: i32) -> f32 {
-        x as f32
-    }
-    fn one_zero() -> ([u8; 4], [u8; 4]) {
-        (1i32.to_ne_bytes(), 0i32.to_ne_bytes())
-    }
-}
+use crate::schema::entry::Work;
 
 /// A Tensor Core GEMM family of kind `K`.
 pub struct MmaGemm<K>(PhantomData<K>);
 
 pub static TENSOR: MmaGemm<Fp16> = MmaGemm(PhantomData);
+pub static BF16: MmaGemm<Bf16> = MmaGemm(PhantomData);
 pub static TF32: MmaGemm<Tf32> = MmaGemm(PhantomData);
 pub static INT8: MmaGemm<Int8> = MmaGemm(PhantomData);
+pub static FP8: MmaGemm<Fp8> = MmaGemm(PhantomData);
 
 impl<K: Kind> Family for MmaGemm<K> {
     fn info(&self) -> &'static FamilyInfo {
@@ -208,7 +81,7 @@ impl<K: Kind> Family for MmaGemm<K> {
         let (a_in, a) = K::draw(m * k, seed);
         let (b_in, b) = K::draw(k * n, seed ^ 0x9e37_79b9_7f4a_7c15);
         let (idx, want) = reference(&a, &b, m, n, k, seed);
-        let b_t = if K::BASELINE_TN {
+        let b_t = if K::B_KMAJOR {
             let t: Vec<K::In> = (0..n * k).map(|i| b_in[(i % k) * n + i / k]).collect();
             Some(gpu.stream.clone_htod(&t)?)
         } else {
@@ -225,6 +98,7 @@ impl<K: Kind> Family for MmaGemm<K> {
             a_pitched: None,
             b_pitched: None,
             b_t,
+            lt_default: None,
             idx,
             want,
         }))
@@ -241,8 +115,10 @@ struct MmaCase<K: Kind> {
     /// A and B at a 16-byte-aligned pitch, for TMA, when their own rows are not.
     a_pitched: Option<CudaSlice<K::In>>,
     b_pitched: Option<CudaSlice<K::In>>,
-    /// B transposed (n x k), for a baseline that takes it so (Kind::BASELINE_TN).
+    /// B transposed (n x k), where the family gives B K-major (Kind::B_KMAJOR).
     b_t: Option<CudaSlice<K::In>>,
+    /// cuBLASLt's descriptors and candidates, where its first is the default call (Kind::LT_DEFAULT).
+    lt_default: Option<lt::Prepared>,
     idx: Vec<usize>,
     want: Vec<f64>,
 }
@@ -269,27 +145,45 @@ impl<K: Kind> Case for MmaCase<K> {
         // TMA reads rows whose pitch is a multiple of 16 bytes: an unaligned A or B is first
         // copied to such a pitch (part of the timed work); TMA zero-fills past the true edges.
         let size = std::mem::size_of::<K::In>();
-        let (lda, ldb) = (tma::fast_pitch(k, size), tma::fast_pitch(n, size));
+        let Grid::Tiles { x: bn, y: bm } = kernel.launch.grid else { return Err(params_mismatch(kernel)) };
+        let lda = tma::fast_pitch(k, size);
         let a = tma::pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
-        let b = tma::pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?;
+        // K-major B: boxes of BK x BN, like A's; MN-major: 128-byte column chunks, BK rows.
+        let (b, ldb, dims, boxes) = match &self.b_t {
+            Some(b_t) if K::B_KMAJOR => {
+                let ldb = tma::fast_pitch(k, size);
+                (tma::pitched(gpu, kernel, b_t, &mut self.b_pitched, n, k, ldb)?, ldb, [k, n], [bk, bn])
+            }
+            _ => {
+                let ldb = tma::fast_pitch(n, size);
+                (tma::pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?, ldb, [n, k], [(128 / size) as u32, bk])
+            }
+        };
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
-        let crate::facts::launch::Grid::Tiles { y: bm, .. } = kernel.launch.grid else { return Err(params_mismatch(kernel)) };
         let g = lab_gemm_tc_args { a, b, c, m: m as i32, n: n as i32, k: k as i32, lda: lda as i32, ldb: ldb as i32, ldc: n as i32 };
         let args = lab_gemm_tma_args {
             g,
             a_map: driver::tensor_map_2d(K::TMA, a, [k as u64, m as u64], (lda * size) as u64, [bk, bm])?,
-            b_map: driver::tensor_map_2d(K::TMA, b, [n as u64, k as u64], (ldb * size) as u64, [64, bk])?,
+            b_map: driver::tensor_map_2d(K::TMA, b, dims.map(|d| d as u64), (ldb * size) as u64, boxes)?,
         };
         // SAFETY: TMA kernels take lab_gemm_tma_args (a __grid_constant__ parameter); the maps
-        // describe A (m x k, pitch lda) and B (k x n, pitch ldb) as allocated or copied above, and
-        // both stay alive in self; C is m*n of the output type.
+        // describe A (m x k, pitch lda) and B (k x n, or n x k where K-major; pitch ldb) as
+        // allocated or copied above, and both stay alive in self; C is m*n of the output type.
         unsafe { kernel.launch(gpu, grid, &args) }
     }
 
     fn launch_baseline(&mut self, gpu: &Gpu) -> Result<()> {
         let g = self.vendor_gemm(gpu).expect("every Tensor Core case describes its GEMM");
-        // SAFETY: vendor_gemm describes this case's buffers, which live as long as the case.
-        unsafe { driver::gemm_ex(*gpu.blas()?.handle(), &g) }
+        if !K::LT_DEFAULT {
+            // SAFETY: vendor_gemm describes this case's buffers, which live as long as the case.
+            return unsafe { driver::gemm_ex(*gpu.blas()?.handle(), &g) };
+        }
+        if self.lt_default.is_none() {
+            self.lt_default = Some(lt::Prepared::new(gpu, g)?);
+        }
+        let lt = self.lt_default.as_ref().expect("prepared above");
+        let first = lt.candidates.first().ok_or_else(|| LabError::Unavailable("cuBLASLt offered no usable algorithm".into()))?;
+        lt.launch(gpu, first)
     }
 
     /// Row-major C = A·B is column-major C^T = B^T·A^T: cuBLAS gets B first, m and n swapped.

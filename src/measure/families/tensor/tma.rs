@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 
-use crate::error::{LabError, Result};
+use crate::error::Result;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_pad_args;
 
@@ -20,9 +20,9 @@ pub fn fast_pitch(cols: usize, size: usize) -> usize {
     }
 }
 
-/// The device address of `src` (rows x cols 2-byte elements, packed) at row pitch `ld`: `src`
+/// The device address of `src` (rows x cols elements, packed) at row pitch `ld` elements: `src`
 /// itself when ld == cols, else a pitched copy into `dst` (allocated on first use) by the
-/// kernel module's `lab_pad_rows_u16` on the lab's stream.
+/// kernel module's `lab_pad_rows` (which moves bytes) on the lab's stream.
 pub fn pitched<T: DeviceRepr>(
     gpu: &Gpu,
     kernel: &Kernel,
@@ -36,19 +36,17 @@ pub fn pitched<T: DeviceRepr>(
     if ld == cols {
         return Ok(from);
     }
-    if std::mem::size_of::<T>() != 2 {
-        return Err(LabError::Usage(format!("{}: only 2-byte inputs get a padded pitch", kernel.spec.name)));
-    }
     if dst.is_none() {
         // SAFETY: every element is written by the pad kernel below before the GEMM reads it.
         *dst = Some(unsafe { gpu.stream.alloc::<T>(rows * ld) }?);
     }
     let (to, _to) = dst.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
-    let args = lab_pad_args { src: from, dst: to, rows: rows as u64, cols: cols as u64, ld: ld as u64 };
-    let chunks = (rows * ld / 8) as u64;
+    let size = std::mem::size_of::<T>();
+    let args = lab_pad_args { src: from, dst: to, rows: rows as u64, cols: (cols * size) as u64, ld: (ld * size) as u64 };
+    let chunks = (rows * ld * size / 16) as u64;
     let grid = chunks.div_ceil(256).min(gpu.info.sms as u64 * 16) as u32;
-    // SAFETY: lab_pad_rows_u16 takes lab_pad_args; src holds rows x cols and dst rows x ld
-    // elements of 2 bytes.
-    unsafe { kernel.launch_helper("lab_pad_rows_u16", &gpu.stream, grid, 256, &args) }?;
+    // SAFETY: lab_pad_rows takes lab_pad_args in bytes; src holds rows x cols and dst rows x ld
+    // elements of `size` bytes, and ld * size is a multiple of 16 (fast_pitch).
+    unsafe { kernel.launch_helper("lab_pad_rows", &gpu.stream, grid, 256, &args) }?;
     Ok(to)
 }

@@ -1,0 +1,236 @@
+// Hopper's warpgroup MMA fed by the tensor copy engine (sm_90a), over the input type: the body of
+// the Tensor Core families' wgmma + TMA rungs, one kernel for every precision wgmma has. A rung's
+// file names its kernel and calls lab_wgmma_gemm; its manifest entry sets PREC (lab.h's LAB_*):
+//   LAB_FP16_F32ACC, LAB_BF16_F32ACC  m64nNk16, fp32 accumulators, B MN-major (row-major k x n,
+//                                     wgmma's transpose flag: only 16-bit operands have one)
+//   LAB_TF32                          m64nNk8, fp32 accumulators, B K-major (n x k)
+//   LAB_FP8_F32ACC (e4m3)             m64nNk32, fp32 accumulators, B K-major, and PROMOTE
+//   LAB_INT8                          m64nNk32, s32 accumulators, B K-major
+// Every operand row of a stage is 128 bytes (BK elements), so the 128-byte swizzle, the
+// descriptors' strides and the four wgmmas a k-tile are the same for every type.
+//
+// The pipeline: a producer warpgroup whose one elected thread issues TMA copies of A (BM x BK) and
+// B tiles into a STAGES-deep ring, each stage completing on a "full" mbarrier; two consumer
+// warpgroups, each multiplying 64 rows of the tile with wgmma straight from shared memory. Each
+// consumer keeps one k-tile of wgmmas in flight and releases a stage on its "empty" mbarrier once
+// the wgmmas that read it have completed. setmaxnreg moves registers from the producer to the
+// consumers, and blocks are rasterised in groups of GROUP_M tile rows so a wave's A and B stay
+// in L2.
+//
+// PROMOTE (fp8): Hopper's fp8 wgmma adds into a window narrower than fp32 (the peak family saw an
+// accumulator stall), so each k-tile's products are summed by the Tensor Cores from zero and then
+// added to fp32 registers by the consumer (DeepGEMM's promotion): twice the accumulator registers,
+// and each k-tile's wgmmas finish before the next start.
+//
+// Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
+// first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA; one tile
+// per block (not persistent, no clusters or multicast); C goes through shared memory with plain
+// stores (C's rows need not be 16-byte aligned, which a TMA store would need).
+#pragma once
+#include "pad_rows.cuh"
+#include "wgmma.cuh"
+
+#if PREC == LAB_FP16_F32ACC
+#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32.f16.f16"
+#define LAB_TAIL "p, 1, 1, 0, 1"  // scale-d, scale A and B by 1, A as stored, B transposed
+#define LAB_B_KMAJOR 0
+#define LAB_ELEM 2
+#elif PREC == LAB_BF16_F32ACC
+#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32.bf16.bf16"
+#define LAB_TAIL "p, 1, 1, 0, 1"
+#define LAB_B_KMAJOR 0
+#define LAB_ELEM 2
+#elif PREC == LAB_TF32
+#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k8.f32.tf32.tf32"
+#define LAB_TAIL "p, 1, 1"
+#define LAB_B_KMAJOR 1
+#define LAB_ELEM 4
+#elif PREC == LAB_FP8_F32ACC
+#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k32.f32.e4m3.e4m3"
+#define LAB_TAIL "p, 1, 1"
+#define LAB_B_KMAJOR 1
+#define LAB_ELEM 1
+#elif PREC == LAB_INT8
+#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k32.s32.s8.s8"
+#define LAB_TAIL "p"
+#define LAB_B_KMAJOR 1
+#define LAB_ELEM 1
+#else
+#error "PREC: a wgmma LAB_* precision of lab.h (fp16 -> fp32, bf16, tf32, fp8, int8)"
+#endif
+#if PREC == LAB_INT8
+typedef int lab_acc;
+typedef int2 lab_acc2;
+#define LAB_C LAB_R
+#else
+typedef float lab_acc;
+typedef float2 lab_acc2;
+#define LAB_C LAB_F
+#endif
+#ifndef PROMOTE
+#define PROMOTE 0
+#endif
+
+#define STAGE_A (BM * 128)
+#define STAGE_B (BN * 128)
+#define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
+#define CPITCH (BN + 8)     // C staged in the ring: 32 bytes of padding keep 8-byte stores conflict-free
+static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
+static_assert(BM == 128 && BK * LAB_ELEM == 128 && (BN == 128 || BN == 256), "two m64nBN consumers, 128-byte rows for the swizzle");
+static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + 1024 <= LAB_DYN_SMEM, "the ring fits the dynamic shared memory");
+static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
+static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
+static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
+static_assert(PROMOTE == 0 || BN == 128, "promotion doubles the accumulators: 64 + 64 registers");
+
+__device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+            lab_smem_addr(smem)),
+        "l"(map), "r"(c0), "r"(c1), "r"(lab_smem_addr(bar))
+        : "memory");
+}
+
+__device__ __forceinline__ void lab_mbar_arrive(uint64_t* bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lab_smem_addr(bar)) : "memory");
+}
+
+// d = A (64 x k-step, K-major) * B (k-step x N) + (accumulate ? d : 0), both from shared memory;
+// the accumulator array's length picks N.
+__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[64], uint64_t da, uint64_t db, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" LAB_MMA(128) " " LAB_WGMMA_D64 ", %64, %65, " LAB_TAIL ";\n}\n"
+                 : LAB_WGMMA_OUT64(LAB_C, d)
+                 : "l"(da), "l"(db), "r"(accumulate));
+}
+
+__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64_t db, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" LAB_MMA(256) " " LAB_WGMMA_D128 ", %128, %129, " LAB_TAIL ";\n}\n"
+                 : LAB_WGMMA_OUT128(LAB_C, d)
+                 : "l"(da), "l"(db), "r"(accumulate));
+}
+
+// A k-tile's four wgmmas from one stage: A K-major (8-row groups 1024 B apart, 32 B a k-step);
+// B K-major likewise, or MN-major in 64-column chunks CHUNK_B apart (LBO) with 8-row k groups
+// 1024 B apart (SBO), a k-step two groups on.
+template <int N>
+__device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[N], const unsigned char* a, const unsigned char* b, bool first) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) {
+        const uint64_t da = lab_desc(a + 32 * kk, 16, 1024, LAB_SWIZZLE_128B);
+#if LAB_B_KMAJOR
+        const uint64_t db = lab_desc(b + 32 * kk, 16, 1024, LAB_SWIZZLE_128B);
+#else
+        const uint64_t db = lab_desc(b + 2048 * kk, CHUNK_B, 1024, LAB_SWIZZLE_128B);
+#endif
+        lab_wgmma(d, da, db, !(first && kk == 0));
+    }
+}
+
+// The whole GEMM for one block; the rung's kernel (384 threads, one block an SM) calls it.
+__device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
+    extern __shared__ unsigned char dyn[];
+    __shared__ uint64_t full[STAGES], empty[STAGES];
+    // 128-byte swizzling repeats every 1024 bytes: the ring starts on such a boundary.
+    unsigned char* ring = dyn + ((1024 - (lab_smem_addr(dyn) & 1023)) & 1023);
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    // Grouped rasterisation: consecutive blocks walk GROUP_M tile rows down one tile column.
+    const int id = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP_M * gridDim.x;
+    const int first = id / per_group * GROUP_M, rows = min((int)gridDim.y - first, GROUP_M);
+    const int row0 = (first + id % per_group % rows) * BM, col0 = id % per_group / rows * BN;
+    const int tiles = (p.g.k + BK - 1) / BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            lab_mbar_init(&full[s], 1);
+            lab_mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
+        }
+        lab_mbar_init_fence();
+    }
+    __syncthreads();
+
+    if (wg == 0) {  // producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (tid == 0) {
+            for (int t = 0; t < tiles; ++t) {
+                const int s = t % STAGES;
+                if (t >= STAGES) lab_mbar_wait(&empty[s], ((t / STAGES) - 1) & 1);
+                unsigned char* a = ring + s * (STAGE_A + STAGE_B);
+                unsigned char* b = a + STAGE_A;
+                lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
+                lab_tma_load_2d(a, &p.a_map, t * BK, row0, &full[s]);  // BK x BM
+#if LAB_B_KMAJOR
+                lab_tma_load_2d(b, &p.b_map, t * BK, col0, &full[s]);  // BK x BN
+#else
+#pragma unroll
+                for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
+#endif
+            }
+        }
+        return;
+    }
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+
+    // Consumer warpgroup wg - 1: rows (wg - 1) * 64 .. + 63 of the tile.
+    lab_acc d[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) d[i] = 0;
+#if PROMOTE
+    float sum[BN / 2];
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) sum[i] = 0.0f;
+#endif
+    for (int t = 0; t < tiles; ++t) {
+        const int s = t % STAGES;
+        lab_mbar_wait(&full[s], (t / STAGES) & 1);
+        const unsigned char* a = ring + s * (STAGE_A + STAGE_B) + (wg - 1) * 64 * 128;
+        const unsigned char* b = ring + s * (STAGE_A + STAGE_B) + STAGE_A;
+        lab_wgmma_fence();
+#if PROMOTE
+        lab_wgmma_tile(d, a, b, true);
+        lab_wgmma_commit();
+        lab_wgmma_wait<0>();
+        if (tid == 0) lab_mbar_arrive(&empty[s]);
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) sum[i] += d[i];
+#else
+        lab_wgmma_tile(d, a, b, t == 0);
+        lab_wgmma_commit();
+        // This k-tile's wgmmas stay in flight; the previous one's have finished reading its stage.
+        lab_wgmma_wait<1>();
+        if (t > 0 && tid == 0) lab_mbar_arrive(&empty[(t - 1) % STAGES]);
+#endif
+    }
+    lab_wgmma_wait<0>();
+#if PROMOTE
+#pragma unroll
+    for (int i = 0; i < BN / 2; ++i) d[i] = sum[i];
+#endif
+
+    // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
+    // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
+    // instead of the accumulators' pieces, 8 rows of 32 bytes each, which odd rows split further.
+    // d[4j + e]: warp w of the warpgroup holds rows 16w + g (e = 0, 1) and 16w + g + 8 (e = 2, 3),
+    // columns 8j + 2t + (e & 1). With k = 0 the loop above never ran and d holds zeros.
+    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    lab_acc* stage = reinterpret_cast<lab_acc*>(ring) + (wg - 1) * 64 * CPITCH;
+    const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+            *reinterpret_cast<lab_acc2*>(stage + (16 * w + g + 8 * h) * CPITCH + 8 * j + 2 * tq) = {d[4 * j + 2 * h], d[4 * j + 2 * h + 1]};
+    asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are staged
+
+    const int top = row0 + (wg - 1) * 64, height = min(64, p.g.m - top), width = min(BN, p.g.n - col0);
+    lab_acc* out = lab_ptr<lab_acc>(p.g.c) + (size_t)max(top, 0) * p.g.ldc + col0;
+    if ((p.g.ldc & 3) == 0 && width == BN) {
+        for (int i = tid; i < height * (BN / 4); i += 128) {
+            const int r = i / (BN / 4), c = i % (BN / 4) * 4;
+            *reinterpret_cast<uint4*>(out + (size_t)r * p.g.ldc + c) = *reinterpret_cast<const uint4*>(stage + r * CPITCH + c);
+        }
+    } else {
+        for (int i = tid; i < height * BN; i += 128) {
+            const int r = i / BN, c = i % BN;
+            if (c < width) out[(size_t)r * p.g.ldc + c] = stage[r * CPITCH + c];
+        }
+    }
+}

@@ -1,0 +1,173 @@
+//! What sets each Tensor Core GEMM family apart: its types, cuBLAS's names for them, the layout
+//! of B, and how its inputs are drawn.
+
+use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
+use cudarc::driver::sys::CUtensorMapDataType;
+use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use float8::F8E4M3;
+use half::{bf16, f16};
+use rand::{RngExt, SeedableRng};
+
+use super::super::inputs::random_f32;
+use super::super::{FamilyInfo, Shapes};
+use crate::facts::sheet::Precision as SheetPrecision;
+use crate::schema::check::Precision;
+use crate::schema::entry::Unit;
+
+pub trait Kind: Sync + Send + 'static {
+    type In: DeviceRepr + Copy + Unpin + Send + Sync + 'static;
+    type Out: DeviceRepr + ValidAsZeroBits + Copy + Unpin + Send + Sync + 'static;
+    /// The family's facts (name, baseline, precision, arithmetic).
+    fn info() -> &'static FamilyInfo;
+    const IN: cudaDataType_t;
+    const OUT: cudaDataType_t;
+    const COMPUTE: cublasComputeType_t;
+    /// The input type as a TMA tensor map names it.
+    const TMA: CUtensorMapDataType;
+    /// B is given K-major (n x k, copied once before timing) to cuBLAS and to the TMA rungs:
+    /// wgmma transposes only 16-bit operands, and cuBLAS's fast kernels for these types take
+    /// the same "TN" layout. The mma.sync rungs read B as it is (k x n).
+    const B_KMAJOR: bool = false;
+    /// The default call is cuBLASLt's first heuristic candidate: cublasGemmEx has no such type.
+    const LT_DEFAULT: bool = false;
+    /// `len` inputs from `seed`, and the exact value of each as f32.
+    fn draw(len: usize, seed: u64) -> (Vec<Self::In>, Vec<f32>);
+    fn out_f32(x: Self::Out) -> f32;
+    /// cuBLAS's alpha = 1 and beta = 0 in the compute type, as bytes.
+    fn one_zero() -> ([u8; 4], [u8; 4]) {
+        (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes())
+    }
+}
+
+/// A family's facts; each differs in its name, baseline, precision and arithmetic.
+const fn info(name: &'static str, baseline: &'static str, precision: Precision, arithmetic: SheetPrecision) -> FamilyInfo {
+    FamilyInfo { name, baseline: Some(baseline), vendor_best: true, precision, unit: Unit::Tflops, arithmetic, shapes: Shapes::Gemm }
+}
+
+/// Uniform in [-1, 1), rounded to a type through f32, with the exact values it kept.
+fn rounded<T: Copy>(len: usize, seed: u64, to: impl Fn(f32) -> T, back: impl Fn(T) -> f32) -> (Vec<T>, Vec<f32>) {
+    let v: Vec<T> = random_f32(len, seed).into_iter().map(to).collect();
+    let exact = v.iter().map(|&x| back(x)).collect();
+    (v, exact)
+}
+
+static TENSOR_INFO: FamilyInfo = info("tensor", "cuBLAS GemmEx fp16", Precision::Fp16F32Acc, SheetPrecision::Fp16F32Acc);
+
+pub struct Fp16;
+impl Kind for Fp16 {
+    type In = f16;
+    type Out = f32;
+    fn info() -> &'static FamilyInfo {
+        &TENSOR_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    fn draw(len: usize, seed: u64) -> (Vec<f16>, Vec<f32>) {
+        rounded(len, seed, f16::from_f32, f16::to_f32)
+    }
+    fn out_f32(x: f32) -> f32 {
+        x
+    }
+}
+
+static BF16_INFO: FamilyInfo = info("bf16", "cuBLAS GemmEx bf16", Precision::Fp16F32Acc, SheetPrecision::Bf16F32Acc);
+
+pub struct Bf16;
+impl Kind for Bf16 {
+    type In = bf16;
+    type Out = f32;
+    fn info() -> &'static FamilyInfo {
+        &BF16_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16BF;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    fn draw(len: usize, seed: u64) -> (Vec<bf16>, Vec<f32>) {
+        rounded(len, seed, bf16::from_f32, bf16::to_f32)
+    }
+    fn out_f32(x: f32) -> f32 {
+        x
+    }
+}
+
+static TF32_INFO: FamilyInfo = info("tf32", "cuBLAS GemmEx tf32", Precision::Tf32, SheetPrecision::Tf32);
+
+pub struct Tf32;
+impl Kind for Tf32 {
+    type In = f32;
+    type Out = f32;
+    fn info() -> &'static FamilyInfo {
+        &TF32_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const B_KMAJOR: bool = true;
+    /// Full fp32 values: rounding them to tf32 is part of what the Tensor Cores do.
+    fn draw(len: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
+        let v = random_f32(len, seed);
+        (v.clone(), v)
+    }
+    fn out_f32(x: f32) -> f32 {
+        x
+    }
+}
+
+static INT8_INFO: FamilyInfo = info("int8", "cuBLAS GemmEx int8", Precision::Exact, SheetPrecision::Int8);
+
+pub struct Int8;
+impl Kind for Int8 {
+    type In = i8;
+    type Out = i32;
+    fn info() -> &'static FamilyInfo {
+        &INT8_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8I;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32I;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32I;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    /// cublasGemmEx int8 with B k x n ("NN") ran 128 TOPS at 8192 on the H200, 6% of the sheet.
+    const B_KMAJOR: bool = true;
+    /// In [-8, 8): sums of up to 2^15 products stay below 2^21, exact as f32 too.
+    fn draw(len: usize, seed: u64) -> (Vec<i8>, Vec<f32>) {
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+        let v: Vec<i8> = (0..len).map(|_| rng.random_range(-8i8..8)).collect();
+        let exact = v.iter().map(|&x| x as f32).collect();
+        (v, exact)
+    }
+    fn out_f32(x: i32) -> f32 {
+        x as f32
+    }
+    fn one_zero() -> ([u8; 4], [u8; 4]) {
+        (1i32.to_ne_bytes(), 0i32.to_ne_bytes())
+    }
+}
+
+static FP8_INFO: FamilyInfo = info("fp8", "cuBLASLt fp8 e4m3 (heuristic's first)", Precision::Fp8F32Acc, SheetPrecision::Fp8F32Acc);
+
+pub struct Fp8;
+impl Kind for Fp8 {
+    /// e4m3's bits.
+    type In = u8;
+    type Out = f32;
+    fn info() -> &'static FamilyInfo {
+        &FP8_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8F_E4M3;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
+    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    /// cuBLASLt's fp8 kernels take only "TN".
+    const B_KMAJOR: bool = true;
+    const LT_DEFAULT: bool = true;
+    fn draw(len: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
+        rounded(len, seed, |x| F8E4M3::from_f32(x).to_bits(), |b| F8E4M3::from_bits(b).to_f32())
+    }
+    fn out_f32(x: f32) -> f32 {
+        x
+    }
+}
