@@ -2,7 +2,8 @@
 # What one device-tool call runs on the GPU machine, from the repository root, with dist/ carried
 # (`cargo make device-bundle`). Each argument is one step:
 #   test-gpu [filter]   the GPU tests (the two-GPU ones where two GPUs are seen)
-#   sass [filter]       the architectures and Tensor Core instructions of the bundled fatbins (cuobjdump)
+#   sass [filter]       the architectures, Tensor Core instructions, TMA loads (multicast or not) and
+#                       cluster barriers of the bundled fatbins (cuobjdump)
 #   gate                `bench --quick` into a scratch folder, then `compare` with the committed runs
 #                       of this GPU model: fails on an entry slower beyond the threshold
 #   sanitize [family..] compute-sanitizer memcheck and racecheck over every variant at a small odd
@@ -129,7 +130,7 @@ for step in "$@"; do
     sass*)  # "sass peak_02" looks at the fatbins whose names hold peak_02 only
         cmd=(bash -c 'for f in dist/kernels/*"$0"*.fatbin; do
             echo "$f: $(cuobjdump --list-elf "$f" | grep -o "sm_[0-9]*a*" | sort -u | tr "\n" " ")"
-            cuobjdump -sass "$f" | grep -oE "[HIQ]GMMA\.[^ ]*|[HIDQ]MMA\.[^ ]*" | sort | uniq -c
+            cuobjdump -sass "$f" | grep -oE "[HIQ]GMMA\.[^ ]*|[HIDQ]MMA\.[^ ]*|UTMALDG[^ ;]*|UCGABAR_[A-Z]*" | sort | uniq -c
         done' "$(echo ${step#sass})")
         ;;
     sanitize*) cmd=(bash -c "$(declare -f sanitize); sanitize ${step#sanitize}") ;;

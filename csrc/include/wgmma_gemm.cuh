@@ -70,6 +70,9 @@ typedef float2 lab_acc2;
 #ifndef PROMOTE
 #define PROMOTE 0
 #endif
+#ifndef CLUSTER_Y
+#define CLUSTER_Y 1
+#endif
 
 #define STAGE_A (BM * 128)
 #define STAGE_B (BN * 128)
@@ -82,6 +85,11 @@ static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
 static_assert(PROMOTE == 0 || BN == 128, "promotion doubles the accumulators: 64 + 64 registers");
+#if defined(CLUSTER_X) || defined(CLUSTER_Z)
+#error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
+#endif
+static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent tile rows sharing B");
+static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
     asm volatile(
@@ -91,8 +99,36 @@ __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, 
         : "memory");
 }
 
-__device__ __forceinline__ void lab_mbar_arrive(uint64_t* bar) {
+// The same box into the same offset of every block of the cluster (mask: one bit a block), each
+// block's mbarrier at `bar`'s offset told of the bytes it received.
+__device__ __forceinline__ void lab_tma_multicast_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar, unsigned short mask) {
+    asm volatile(
+        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], "
+        "%5;\n" ::"r"(lab_smem_addr(smem)),
+        "l"(map), "r"(c0), "r"(c1), "r"(lab_smem_addr(bar)), "h"(mask)
+        : "memory");
+}
+
+// Arrives on the mbarrier at `bar`'s offset in every block of the cluster: a stage is free only
+// when the consumers of every block that the stage's multicast writes into have released it.
+__device__ __forceinline__ void lab_mbar_arrive_cluster(uint64_t* bar) {
+#if CLUSTER_Y == 1
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lab_smem_addr(bar)) : "memory");
+#else
+#pragma unroll
+    for (unsigned r = 0; r < CLUSTER_Y; ++r) {
+        asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
+                     "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(lab_smem_addr(bar)),
+                     "r"(r)
+                     : "memory");
+    }
+#endif
+}
+
+// Every thread of every block of the cluster: mbarriers initialised before any multicast reaches
+// them, and no block gone while another may still arrive on its barriers.
+__device__ __forceinline__ void lab_cluster_sync() {
+    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
 
 // d = A (64 x k-step, K-major) * B (k-step x N) + (accumulate ? d : 0), both from shared memory;
@@ -126,50 +162,10 @@ __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[N], const unsigned c
     }
 }
 
-// The whole GEMM for one block; the rung's kernel (384 threads, one block an SM) calls it.
-__device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
-    extern __shared__ unsigned char dyn[];
-    __shared__ uint64_t full[STAGES], empty[STAGES];
-    // 128-byte swizzling repeats every 1024 bytes: the ring starts on such a boundary.
-    unsigned char* ring = dyn + ((1024 - (lab_smem_addr(dyn) & 1023)) & 1023);
-    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    // Grouped rasterisation: consecutive blocks walk GROUP_M tile rows down one tile column.
-    const int id = blockIdx.y * gridDim.x + blockIdx.x, per_group = GROUP_M * gridDim.x;
-    const int first = id / per_group * GROUP_M, rows = min((int)gridDim.y - first, GROUP_M);
-    const int row0 = (first + id % per_group % rows) * BM, col0 = id % per_group / rows * BN;
-    const int tiles = (p.g.k + BK - 1) / BK;
-    if (threadIdx.x == 0) {
-        for (int s = 0; s < STAGES; ++s) {
-            lab_mbar_init(&full[s], 1);
-            lab_mbar_init(&empty[s], 2);  // one arrival per consumer warpgroup
-        }
-        lab_mbar_init_fence();
-    }
-    __syncthreads();
-
-    if (wg == 0) {  // producer
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-        if (tid == 0) {
-            for (int t = 0; t < tiles; ++t) {
-                const int s = t % STAGES;
-                if (t >= STAGES) lab_mbar_wait(&empty[s], ((t / STAGES) - 1) & 1);
-                unsigned char* a = ring + s * (STAGE_A + STAGE_B);
-                unsigned char* b = a + STAGE_A;
-                lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
-                lab_tma_load_2d(a, &p.a_map, t * BK, row0, &full[s]);  // BK x BM
-#if LAB_B_KMAJOR
-                lab_tma_load_2d(b, &p.b_map, t * BK, col0, &full[s]);  // BK x BN
-#else
-#pragma unroll
-                for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
-#endif
-            }
-        }
-        return;
-    }
+// Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 .. + 63 of its tile, then C.
+__device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, unsigned char* ring, uint64_t* full, uint64_t* empty, int wg,
+                                                  int tid, int row0, int col0, int tiles) {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-
-    // Consumer warpgroup wg - 1: rows (wg - 1) * 64 .. + 63 of the tile.
     lab_acc d[BN / 2];
 #pragma unroll
     for (int i = 0; i < BN / 2; ++i) d[i] = 0;
@@ -188,7 +184,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
         lab_wgmma_tile(d, a, b, true);
         lab_wgmma_commit();
         lab_wgmma_wait<0>();
-        if (tid == 0) lab_mbar_arrive(&empty[s]);
+        if (tid == 0) lab_mbar_arrive_cluster(&empty[s]);
 #pragma unroll
         for (int i = 0; i < BN / 2; ++i) sum[i] += d[i];
 #else
@@ -196,7 +192,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
         lab_wgmma_commit();
         // This k-tile's wgmmas stay in flight; the previous one's have finished reading its stage.
         lab_wgmma_wait<1>();
-        if (t > 0 && tid == 0) lab_mbar_arrive(&empty[(t - 1) % STAGES]);
+        if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(t - 1) % STAGES]);
 #endif
     }
     lab_wgmma_wait<0>();
@@ -233,4 +229,65 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
             if (c < width) out[(size_t)r * p.g.ldc + c] = stage[r * CPITCH + c];
         }
     }
+}
+
+// The whole GEMM for one block; the rung's kernel (384 threads, one block an SM) calls it.
+__device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
+    extern __shared__ unsigned char dyn[];
+    __shared__ uint64_t full[STAGES], empty[STAGES];
+    // 128-byte swizzling repeats every 1024 bytes: the ring starts on such a boundary.
+    unsigned char* ring = dyn + ((1024 - (lab_smem_addr(dyn) & 1023)) & 1023);
+    const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    // Grouped rasterisation: consecutive clusters walk GROUP_M cluster rows down one tile column;
+    // the blocks of a cluster take adjacent tile rows (the host rounds the grid to whole clusters).
+    const int rank = blockIdx.y % CLUSTER_Y, id = blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x;
+    const int per_group = GROUP_M * gridDim.x, first = id / per_group * GROUP_M;
+    const int rows = min((int)gridDim.y / CLUSTER_Y - first, GROUP_M);
+    const int row0 = ((first + id % per_group % rows) * CLUSTER_Y + rank) * BM, col0 = id % per_group / rows * BN;
+    const int tiles = (p.g.k + BK - 1) / BK;
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            lab_mbar_init(&full[s], 1);
+            lab_mbar_init(&empty[s], 2 * CLUSTER_Y);  // each consumer warpgroup of the cluster
+        }
+        lab_mbar_init_fence();
+    }
+#if CLUSTER_Y > 1
+    lab_cluster_sync();
+#else
+    __syncthreads();
+#endif
+
+    if (wg == 0) {  // producer
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+        if (tid == 0) {
+            for (int t = 0; t < tiles; ++t) {
+                const int s = t % STAGES;
+                if (t >= STAGES) lab_mbar_wait(&empty[s], ((t / STAGES) - 1) & 1);
+                unsigned char* a = ring + s * (STAGE_A + STAGE_B);
+                unsigned char* b = a + STAGE_A;
+                lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
+                lab_tma_load_2d(a, &p.a_map, t * BK, row0, &full[s]);  // BK x BM
+#if CLUSTER_Y == 1 && LAB_B_KMAJOR
+                lab_tma_load_2d(b, &p.b_map, t * BK, col0, &full[s]);  // BK x BN
+#elif CLUSTER_Y == 1
+#pragma unroll
+                for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
+#elif LAB_B_KMAJOR
+                // This block's share of B's rows (the map's box is BK x BN / CLUSTER_Y), to all.
+                const int part = BN / CLUSTER_Y;
+                lab_tma_multicast_2d(b + rank * part * 128, &p.b_map, t * BK, col0 + rank * part, &full[s], (1 << CLUSTER_Y) - 1);
+#else
+#pragma unroll
+                for (int c = rank; c < BN / 64; c += CLUSTER_Y)
+                    lab_tma_multicast_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s], (1 << CLUSTER_Y) - 1);
+#endif
+            }
+        }
+    } else {
+        lab_wgmma_consume(p, ring, full, empty, wg, tid, row0, col0, tiles);
+    }
+#if CLUSTER_Y > 1
+    lab_cluster_sync();
+#endif
 }

@@ -148,11 +148,12 @@ impl<K: Kind> Case for MmaCase<K> {
         let Grid::Tiles { x: bn, y: bm } = kernel.launch.grid else { return Err(params_mismatch(kernel)) };
         let lda = tma::fast_pitch(k, size);
         let a = tma::pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
-        // K-major B: boxes of BK x BN, like A's; MN-major: 128-byte column chunks, BK rows.
+        // K-major B: boxes of BK x BN, like A's, or each block of a cluster its share of the
+        // rows; MN-major: 128-byte column chunks, BK rows.
         let (b, ldb, dims, boxes) = match &self.b_t {
             Some(b_t) if K::B_KMAJOR => {
                 let ldb = tma::fast_pitch(k, size);
-                (tma::pitched(gpu, kernel, b_t, &mut self.b_pitched, n, k, ldb)?, ldb, [k, n], [bk, bn])
+                (tma::pitched(gpu, kernel, b_t, &mut self.b_pitched, n, k, ldb)?, ldb, [k, n], [bk, bn / kernel.launch.cluster[1]])
             }
             _ => {
                 let ldb = tma::fast_pitch(n, size);
