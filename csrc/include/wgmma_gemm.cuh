@@ -22,6 +22,12 @@
 // added to fp32 registers by the consumer (DeepGEMM's promotion): twice the accumulator registers,
 // and each k-tile's wgmmas finish before the next start.
 //
+// CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
+// both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. It verifies and is
+// clean under compute-sanitizer, but on the H200 it ran at half the rate of CLUSTER_Y = 1 in every
+// configuration tried (int8 and fp8 at 8192^3, log 2026-11-30-s8-3), for a reason not yet found;
+// no manifest entry uses it until it pays.
+//
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA; one tile
 // per block (not persistent, no clusters or multicast); C goes through shared memory with plain
@@ -79,12 +85,12 @@ typedef float2 lab_acc2;
 #define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
 #define CPITCH (BN + 8)     // C staged in the ring: 32 bytes of padding keep 8-byte stores conflict-free
 static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
-static_assert(BM == 128 && BK * LAB_ELEM == 128 && (BN == 128 || BN == 256), "two m64nBN consumers, 128-byte rows for the swizzle");
+static_assert(BM == 128 && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256), "two m64nBN consumers, 128-byte rows for the swizzle");
 static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + 1024 <= LAB_DYN_SMEM, "the ring fits the dynamic shared memory");
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
-static_assert(PROMOTE == 0 || BN == 128, "promotion doubles the accumulators: 64 + 64 registers");
+static_assert(PROMOTE == 0 || BN <= 192, "promotion doubles the accumulators: at most 96 + 96 registers");
 #if defined(CLUSTER_X) || defined(CLUSTER_Z)
 #error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
 #endif
@@ -136,6 +142,12 @@ __device__ __forceinline__ void lab_cluster_sync() {
 __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[64], uint64_t da, uint64_t db, int accumulate) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" LAB_MMA(128) " " LAB_WGMMA_D64 ", %64, %65, " LAB_TAIL ";\n}\n"
                  : LAB_WGMMA_OUT64(LAB_C, d)
+                 : "l"(da), "l"(db), "r"(accumulate));
+}
+
+__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[96], uint64_t da, uint64_t db, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" LAB_MMA(192) " " LAB_WGMMA_D96 ", %96, %97, " LAB_TAIL ";\n}\n"
+                 : LAB_WGMMA_OUT96(LAB_C, d)
                  : "l"(da), "l"(db), "r"(accumulate));
 }
 
