@@ -121,10 +121,12 @@ __device__ __forceinline__ void lab_mbar_arrive_cluster(uint64_t* bar) {
 #if CLUSTER_Y == 1
     asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lab_smem_addr(bar)) : "memory");
 #else
+    // CTA-scope release, as CUTLASS's ClusterBarrier arrives: the consumers' reads of the stage
+    // were by wgmma, complete once its wait returned; a cluster-scope release costs far more.
 #pragma unroll
     for (unsigned r = 0; r < CLUSTER_Y; ++r) {
         asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                     "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [remote];\n}\n" ::"r"(lab_smem_addr(bar)),
+                     "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(lab_smem_addr(bar)),
                      "r"(r)
                      : "memory");
     }
