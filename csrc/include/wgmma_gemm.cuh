@@ -23,10 +23,10 @@
 // and each k-tile's wgmmas finish before the next start.
 //
 // CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
-// both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. It verifies and is
-// clean under compute-sanitizer, but on the H200 it ran at half the rate of CLUSTER_Y = 1 in every
-// configuration tried (int8 and fp8 at 8192^3, log 2026-11-30-s8-3), for a reason not yet found;
-// no manifest entry uses it until it pays.
+// both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. On the H200 it runs
+// level with CLUSTER_Y = 1, not past it (int8 1550 against 1583 TOPS, fp8 1242 against 1353
+// TFLOP/s at 8192^3, log 2026-11-30-s8-6); with a cluster-scope release on those arrivals it ran
+// at half the rate (log s8-3). A tunable constant, off by default.
 //
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA; one tile
