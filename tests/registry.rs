@@ -221,7 +221,7 @@ fn every_family_has_sizes_work_and_a_manifest() {
     }
     // The workload suites in every GEMM precision: the Tensor Core families run sgemm's shapes.
     let suite = |f: &str, n: &str| fam(f).suites().into_iter().find(|s| s.name == n).map(|s| s.shapes);
-    for f in ["tensor", "tf32", "int8"] {
+    for f in ["tensor", "bf16", "tf32", "int8", "fp8"] {
         for n in ["bert", "resnet"] {
             assert!(suite(f, n).is_some() && suite(f, n) == suite("sgemm", n), "{f} {n}");
         }
@@ -242,6 +242,38 @@ fn tma_pitches_keep_rows_on_the_sector_grid() {
     assert_eq!(fast_pitch(4097, 2), 4160);
     assert_eq!(fast_pitch(4111, 2), 4160);
     assert_eq!(fast_pitch(1003, 4), 1024);
+    assert_eq!(fast_pitch(4097, 1), 4224, "fp8 and int8: 128-byte rows");
+    assert_eq!(fast_pitch(3003, 4), 3008, "tf32: 12032-byte rows, whole sectors after 128-byte padding");
+}
+
+#[test]
+fn every_tensor_core_precision_has_the_wgmma_rung() {
+    // One kernel (wgmma_gemm.cuh) over the type: each family's rung names lab.h's precision, and
+    // every stage row is 128 bytes (BK elements of the type).
+    use kernel_lab::gpu::ffi::{LAB_BF16_F32ACC, LAB_FP16_F32ACC, LAB_FP8_F32ACC, LAB_INT8, LAB_TF32};
+    for (family, prec, elem) in [
+        ("tensor", LAB_FP16_F32ACC, 2),
+        ("bf16", LAB_BF16_F32ACC, 2),
+        ("tf32", LAB_TF32, 4),
+        ("int8", LAB_INT8, 1),
+        ("fp8", LAB_FP8_F32ACC, 1),
+    ] {
+        let rung = all().iter().find(|v| v.family == family && v.file.ends_with("_wgmma_tma.cu")).unwrap_or_else(|| panic!("{family}"));
+        let Params::Gemm { tma_bk: Some(bk) } = rung.launch.params else { panic!("{}: not a TMA launch", rung.name) };
+        assert_eq!(bk * elem, 128, "{}", rung.name);
+        assert!(rung.defines.iter().any(|(k, v)| k == "PREC" && *v == prec as i64), "{}", rung.name);
+        assert_eq!(rung.arch.describe(), "sm_90a", "{}", rung.name);
+    }
+}
+
+#[test]
+fn fp8_inputs_are_exact_e4m3_values() {
+    use kernel_lab::measure::families::tensor::kinds::{Fp8, Kind};
+    let (bits, exact) = Fp8::draw(4096, 5);
+    assert!(exact.iter().any(|&x| x != 0.0) && exact.iter().all(|x| x.abs() <= 1.0));
+    for (b, x) in bits.iter().zip(&exact) {
+        assert_eq!(float8::F8E4M3::from_f32(*x).to_bits(), *b, "{x} is representable, and is what the GPU reads");
+    }
 }
 
 #[test]

@@ -26,7 +26,7 @@
 // both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. On the H200 it runs
 // level with CLUSTER_Y = 1, not past it (int8 1550 against 1583 TOPS, fp8 1242 against 1353
 // TFLOP/s at 8192^3, log 2026-11-30-s8-6); with a cluster-scope release on those arrivals it ran
-// at half the rate (log s8-3). A tunable constant, off by default.
+// at half the rate (logs s8-2 and s8-4). A tunable constant, off by default.
 //
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA; one tile

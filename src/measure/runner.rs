@@ -261,6 +261,10 @@ pub fn measure(
         };
         let lt = match Prepared::new(gpu, gemm) {
             Ok(lt) => lt,
+            Err(LabError::Cublas(err)) if err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => {
+                e.reason = Some(VENDOR_DECLINED.into());
+                return Ok((e, false));
+            }
             Err(err) => {
                 e.reason = Some(err.to_string());
                 return Ok((e, false));

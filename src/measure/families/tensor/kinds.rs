@@ -16,12 +16,13 @@ use crate::schema::entry::Unit;
 
 pub trait Kind: Sync + Send + 'static {
     type In: DeviceRepr + Copy + Unpin + Send + Sync + 'static;
-    type Out: DeviceRepr + ValidAsZeroBits + Copy + Unpin + Send + Sync + 'static;
+    /// The output type; every output value is exact in f64.
+    type Out: DeviceRepr + ValidAsZeroBits + Copy + Unpin + Send + Sync + Into<f64> + 'static;
     /// The family's facts (name, baseline, precision, arithmetic).
     fn info() -> &'static FamilyInfo;
     const IN: cudaDataType_t;
-    const OUT: cudaDataType_t;
-    const COMPUTE: cublasComputeType_t;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
+    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
     /// The input type as a TMA tensor map names it.
     const TMA: CUtensorMapDataType;
     /// B is given K-major (n x k, copied once before timing) to cuBLAS and to the TMA rungs:
@@ -32,7 +33,6 @@ pub trait Kind: Sync + Send + 'static {
     const LT_DEFAULT: bool = false;
     /// `len` inputs from `seed`, and the exact value of each as f32.
     fn draw(len: usize, seed: u64) -> (Vec<Self::In>, Vec<f32>);
-    fn out_f32(x: Self::Out) -> f32;
     /// cuBLAS's alpha = 1 and beta = 0 in the compute type, as bytes.
     fn one_zero() -> ([u8; 4], [u8; 4]) {
         (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes())
@@ -61,14 +61,9 @@ impl Kind for Fp16 {
         &TENSOR_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
-    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
-    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
     const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
     fn draw(len: usize, seed: u64) -> (Vec<f16>, Vec<f32>) {
         rounded(len, seed, f16::from_f32, f16::to_f32)
-    }
-    fn out_f32(x: f32) -> f32 {
-        x
     }
 }
 
@@ -82,14 +77,9 @@ impl Kind for Bf16 {
         &BF16_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16BF;
-    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
-    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
     const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
     fn draw(len: usize, seed: u64) -> (Vec<bf16>, Vec<f32>) {
         rounded(len, seed, bf16::from_f32, bf16::to_f32)
-    }
-    fn out_f32(x: f32) -> f32 {
-        x
     }
 }
 
@@ -103,7 +93,6 @@ impl Kind for Tf32 {
         &TF32_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
-    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
     const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     const B_KMAJOR: bool = true;
@@ -111,9 +100,6 @@ impl Kind for Tf32 {
     fn draw(len: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
         let v = random_f32(len, seed);
         (v.clone(), v)
-    }
-    fn out_f32(x: f32) -> f32 {
-        x
     }
 }
 
@@ -139,9 +125,6 @@ impl Kind for Int8 {
         let exact = v.iter().map(|&x| x as f32).collect();
         (v, exact)
     }
-    fn out_f32(x: i32) -> f32 {
-        x as f32
-    }
     fn one_zero() -> ([u8; 4], [u8; 4]) {
         (1i32.to_ne_bytes(), 0i32.to_ne_bytes())
     }
@@ -158,16 +141,11 @@ impl Kind for Fp8 {
         &FP8_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8F_E4M3;
-    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
-    const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
     const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
     /// cuBLASLt's fp8 kernels take only "TN".
     const B_KMAJOR: bool = true;
     const LT_DEFAULT: bool = true;
     fn draw(len: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
         rounded(len, seed, |x| F8E4M3::from_f32(x).to_bits(), |b| F8E4M3::from_bits(b).to_f32())
-    }
-    fn out_f32(x: f32) -> f32 {
-        x
     }
 }

@@ -211,7 +211,7 @@ impl<K: Kind> Case for MmaCase<K> {
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
-        let out: Vec<f32> = gpu.stream.clone_dtoh(&self.c)?.into_iter().map(K::out_f32).collect();
+        let out: Vec<f32> = gpu.stream.clone_dtoh(&self.c)?.into_iter().map(|x| Into::<f64>::into(x) as f32).collect();
         let (idx, want) = (&self.idx, &self.want);
         Ok(verify::check(&out, idx.len(), &|j| (idx[j], want[j]), precision))
     }
