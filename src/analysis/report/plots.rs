@@ -4,6 +4,7 @@
 //! baseline (the peak loops) shows each variant's share of the spec sheet's rate instead.
 
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use super::curves;
 use crate::analysis::store::View;
@@ -110,36 +111,51 @@ fn draw(out: &mut String, title: &str, axis: &str, bars: &[&Entry], best: Option
     let high = |e: &Entry| e.paired.map_or(value(e).unwrap_or(0.0), |p| p.ratio.high);
     let top = bars.iter().map(|e| high(e)).chain(best).fold(1.0, f64::max) * 1.1;
     let n = bars.len().max(1);
+    // A segmented axis: each bar owns a segment, and its label sits under the segment's middle
+    // (an integer range has both ends: n - 1 gives n segments; one bar gets a spare, as 0..0 has
+    // no width).
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
         .margin(10)
         .x_label_area_size(110)
         .y_label_area_size(50)
-        .build_cartesian_2d(0.0..n as f64, 0.0..top)?;
+        .build_cartesian_2d((0..(n - 1).max(1)).into_segmented(), 0.0..top)?;
     let labels: Vec<String> = bars.iter().map(|e| e.label()).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
         .x_labels(n)
-        .x_label_formatter(&|x| labels.get(x.floor() as usize).cloned().unwrap_or_default())
-        .x_label_style(("sans-serif", 11).into_font().transform(FontTransform::Rotate90))
+        .x_label_formatter(&|x| match x {
+            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+            _ => String::new(),
+        })
+        // Rotated labels anchored at their start, so they hang below the axis.
+        .x_label_style(
+            TextStyle::from(("sans-serif", 11).into_font().transform(FontTransform::Rotate90)).pos(Pos::new(HPos::Left, VPos::Center)),
+        )
         .y_desc(axis)
         .draw()?;
     chart.draw_series(bars.iter().enumerate().map(|(i, e)| {
         let color = if e.kind == Kind::Tuned { GREEN.mix(0.8) } else { BLUE.mix(0.7) };
-        Rectangle::new([(i as f64 + 0.15, 0.0), (i as f64 + 0.85, value(e).unwrap_or(0.0))], color.filled())
+        let mut bar =
+            Rectangle::new([(SegmentValue::Exact(i), 0.0), (SegmentValue::Exact(i + 1), value(e).unwrap_or(0.0))], color.filled());
+        bar.set_margin(0, 0, 12, 12);
+        bar
     }))?;
     chart.draw_series(bars.iter().enumerate().filter_map(|(i, e)| {
         let p = e.paired?;
-        Some(PathElement::new(vec![(i as f64 + 0.5, p.ratio.low), (i as f64 + 0.5, p.ratio.high)], BLACK.stroke_width(2)))
+        Some(PathElement::new(
+            vec![(SegmentValue::CenterOf(i), p.ratio.low), (SegmentValue::CenterOf(i), p.ratio.high)],
+            BLACK.stroke_width(2),
+        ))
     }))?;
     chart
-        .draw_series(LineSeries::new(vec![(0.0, 1.0), (n as f64, 1.0)], BLACK.stroke_width(1)))?
+        .draw_series(LineSeries::new(vec![(SegmentValue::Exact(0), 1.0), (SegmentValue::Last, 1.0)], BLACK.stroke_width(1)))?
         .label(if axis.starts_with("ratio") { "the vendor's default call (1.0)" } else { "the sheet's rate (1.0)" })
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK));
     if let Some(b) = best {
         chart
-            .draw_series(LineSeries::new(vec![(0.0, b), (n as f64, b)], RED.stroke_width(2)))?
+            .draw_series(LineSeries::new(vec![(SegmentValue::Exact(0), b), (SegmentValue::Last, b)], RED.stroke_width(2)))?
             .label(format!("cuBLASLt's best {b:.3}"))
             .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED));
     }
