@@ -18,9 +18,9 @@
 // in L2.
 //
 // PROMOTE (fp8): Hopper's fp8 wgmma adds into a window narrower than fp32 (the peak family saw an
-// accumulator stall), so each k-tile's products are summed by the Tensor Cores from zero and then
-// added to fp32 registers by the consumer (DeepGEMM's promotion): twice the accumulator registers,
-// and each k-tile's wgmmas finish before the next start.
+// accumulator stall), so every PROMOTE k-tiles' products are summed by the Tensor Cores from zero
+// and then added to fp32 registers by the consumer (DeepGEMM's promotion, which does it every
+// k-tile of 128): twice the accumulator registers, and the wgmmas drained before each promotion.
 //
 // CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
 // both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. On the H200 it runs
@@ -91,6 +91,7 @@ static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
 static_assert(PROMOTE == 0 || BN <= 192, "promotion doubles the accumulators: at most 96 + 96 registers");
+static_assert(STAGES > PROMOTE, "the stages of a promotion's k-tiles are held until it, and one more must load");
 #if defined(CLUSTER_X) || defined(CLUSTER_Z)
 #error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
 #endif
@@ -195,12 +196,17 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, un
         const unsigned char* b = ring + s * (STAGE_A + STAGE_B) + STAGE_A;
         lab_wgmma_fence();
 #if PROMOTE
-        lab_wgmma_tile(d, a, b, true);
+        // PROMOTE k-tiles summed by the Tensor Cores from zero, then added to fp32 registers; the
+        // stages they read are released together once their wgmmas are done.
+        lab_wgmma_tile(d, a, b, t % PROMOTE == 0);
         lab_wgmma_commit();
-        lab_wgmma_wait<0>();
-        if (tid == 0) lab_mbar_arrive_cluster(&empty[s]);
+        if (t % PROMOTE == PROMOTE - 1 || t == tiles - 1) {
+            lab_wgmma_wait<0>();
+            if (tid == 0)
+                for (int u = t - t % PROMOTE; u <= t; ++u) lab_mbar_arrive_cluster(&empty[u % STAGES]);
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) sum[i] += d[i];
+            for (int i = 0; i < BN / 2; ++i) sum[i] += d[i];
+        }
 #else
         lab_wgmma_tile(d, a, b, t == 0);
         lab_wgmma_commit();
