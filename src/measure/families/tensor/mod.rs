@@ -151,11 +151,11 @@ impl<K: Kind> Case for MmaCase<K> {
         // K-major B: boxes of BK x BN, like A's, or each block of a cluster its share of the
         // rows; MN-major: 128-byte column chunks, BK rows.
         let (b, ldb, dims, boxes) = match &self.b_t {
-            Some(b_t) if K::B_KMAJOR => {
+            Some(b_t) => {
                 let ldb = tma::fast_pitch(k, size);
                 (tma::pitched(gpu, kernel, b_t, &mut self.b_pitched, n, k, ldb)?, ldb, [k, n], [bk, bn / kernel.launch.cluster[1]])
             }
-            _ => {
+            None => {
                 let ldb = tma::fast_pitch(n, size);
                 (tma::pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?, ldb, [n, k], [(128 / size) as u32, bk])
             }
