@@ -47,7 +47,7 @@ fn launches_are_typed_from_the_manifest() {
     let sgemm = registry::by_name("sgemm_08_double_buffered").unwrap();
     assert_eq!(sgemm.launch.grid, Grid::Tiles { x: 128, y: 128 });
     let tma = registry::by_name("tensor_05_wgmma_tma").unwrap();
-    assert_eq!(tma.launch.params, Params::Gemm { tma_bk: Some(64) });
+    assert_eq!(tma.launch.params, Params::Gemm { tma_bk: Some(64), tile: (128, 256) });
     assert_eq!(tma.launch.dyn_smem_bytes, 231424, "LAB_DYN_SMEM is the launch's dynamic shared memory");
     let peak = registry::by_name("peak_01_simt_fma_fp32").unwrap();
     assert!(
@@ -259,7 +259,7 @@ fn every_tensor_core_precision_has_the_wgmma_rung() {
         ("fp8", LAB_FP8_F32ACC, 1),
     ] {
         let rung = all().iter().find(|v| v.family == family && v.file.ends_with("_wgmma_tma.cu")).unwrap_or_else(|| panic!("{family}"));
-        let Params::Gemm { tma_bk: Some(bk) } = rung.launch.params else { panic!("{}: not a TMA launch", rung.name) };
+        let Params::Gemm { tma_bk: Some(bk), .. } = rung.launch.params else { panic!("{}: not a TMA launch", rung.name) };
         assert_eq!(bk * elem, 128, "{}", rung.name);
         assert!(rung.defines.iter().any(|(k, v)| k == "PREC" && *v == prec as i64), "{}", rung.name);
         assert_eq!(rung.arch.describe(), "sm_90a", "{}", rung.name);

@@ -79,6 +79,9 @@ typedef float2 lab_acc2;
 #ifndef CLUSTER_Y
 #define CLUSTER_Y 1
 #endif
+#ifndef PERSISTENT
+#define PERSISTENT 0
+#endif
 
 #define STAGE_A (BM * 128)
 #define STAGE_B (BN * 128)
@@ -96,6 +99,7 @@ static_assert(STAGES > PROMOTE, "the stages of a promotion's k-tiles are held un
 #error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
 #endif
 static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent tile rows sharing B");
+static_assert(PERSISTENT == 0 || CLUSTER_Y == 1, "a persistent block walks tiles alone");
 static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
@@ -177,58 +181,37 @@ __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[N], const unsigned c
     }
 }
 
-// Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 .. + 63 of its tile, then C.
-__device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, unsigned char* ring, uint64_t* full, uint64_t* empty, int wg,
-                                                  int tid, int row0, int col0, int tiles) {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    lab_acc d[BN / 2];
+// d[4j + e]: warp w of the warpgroup holds rows 16w + g (e = 0, 1) and 16w + g + 8 (e = 2, 3),
+// columns 8j + 2t + (e & 1). With k = 0 no wgmma ran and d holds zeros.
+__device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const lab_acc (&d)[BN / 2], unsigned char* ring, int wg, int tid,
+                                            int row0, int col0) {
+    const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
+    const int top = row0 + (wg - 1) * 64, height = min(64, p.g.m - top), width = min(BN, p.g.n - col0);
+#if PERSISTENT
+    // Straight from the registers: the ring already holds the next tile's stages. A warp's store
+    // covers 8 rows of 32 bytes, whole sectors where C's rows are 8-byte aligned.
+    (void)ring;
+    lab_acc* out = lab_ptr<lab_acc>(p.g.c);
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) d[i] = 0;
-#if PROMOTE
-    float sum[BN / 2];
+    for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) sum[i] = 0.0f;
-#endif
-    for (int t = 0; t < tiles; ++t) {
-        const int s = t % STAGES;
-        lab_mbar_wait(&full[s], (t / STAGES) & 1);
-        const unsigned char* a = ring + s * (STAGE_A + STAGE_B) + (wg - 1) * 64 * 128;
-        const unsigned char* b = ring + s * (STAGE_A + STAGE_B) + STAGE_A;
-        lab_wgmma_fence();
-#if PROMOTE
-        // PROMOTE k-tiles summed by the Tensor Cores from zero, then added to fp32 registers; the
-        // stages they read are released together once their wgmmas are done.
-        lab_wgmma_tile(d, a, b, t % PROMOTE == 0);
-        lab_wgmma_commit();
-        if (t % PROMOTE == PROMOTE - 1 || t == tiles - 1) {
-            lab_wgmma_wait<0>();
-            if (tid == 0)
-                for (int u = t - t % PROMOTE; u <= t; ++u) lab_mbar_arrive_cluster(&empty[u % STAGES]);
-#pragma unroll
-            for (int i = 0; i < BN / 2; ++i) sum[i] += d[i];
+        for (int h = 0; h < 2; ++h) {
+            const int r = 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
+            if (r >= height || c >= width) continue;
+            lab_acc* at = out + (size_t)(top + r) * p.g.ldc + col0 + c;
+            if ((p.g.ldc & 1) == 0 && c + 1 < width) {
+                *reinterpret_cast<lab_acc2*>(at) = {d[4 * j + 2 * h], d[4 * j + 2 * h + 1]};
+            } else {
+                at[0] = d[4 * j + 2 * h];
+                if (c + 1 < width) at[1] = d[4 * j + 2 * h + 1];
+            }
         }
 #else
-        lab_wgmma_tile(d, a, b, t == 0);
-        lab_wgmma_commit();
-        // This k-tile's wgmmas stay in flight; the previous one's have finished reading its stage.
-        lab_wgmma_wait<1>();
-        if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(t - 1) % STAGES]);
-#endif
-    }
-    lab_wgmma_wait<0>();
-#if PROMOTE
-#pragma unroll
-    for (int i = 0; i < BN / 2; ++i) d[i] = sum[i];
-#endif
-
     // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
     // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
     // instead of the accumulators' pieces, 8 rows of 32 bytes each, which odd rows split further.
-    // d[4j + e]: warp w of the warpgroup holds rows 16w + g (e = 0, 1) and 16w + g + 8 (e = 2, 3),
-    // columns 8j + 2t + (e & 1). With k = 0 the loop above never ran and d holds zeros.
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
     lab_acc* stage = reinterpret_cast<lab_acc*>(ring) + (wg - 1) * 64 * CPITCH;
-    const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
@@ -236,7 +219,6 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, un
             *reinterpret_cast<lab_acc2*>(stage + (16 * w + g + 8 * h) * CPITCH + 8 * j + 2 * tq) = {d[4 * j + 2 * h], d[4 * j + 2 * h + 1]};
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are staged
 
-    const int top = row0 + (wg - 1) * 64, height = min(64, p.g.m - top), width = min(BN, p.g.n - col0);
     lab_acc* out = lab_ptr<lab_acc>(p.g.c) + (size_t)max(top, 0) * p.g.ldc + col0;
     if ((p.g.ldc & 3) == 0 && width == BN) {
         for (int i = tid; i < height * (BN / 4); i += 128) {
@@ -249,6 +231,85 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, un
             if (c < width) out[(size_t)r * p.g.ldc + c] = stage[r * CPITCH + c];
         }
     }
+#endif
+}
+
+// The tiles a block computes: its own (by its grid position) or, PERSISTENT, every gridDim.x-th
+// of all of them. Tile ids are rasterised in groups: consecutive ids walk GROUP_M cluster rows
+// down one tile column, the blocks of a cluster taking adjacent tile rows.
+struct lab_tiles {
+    int first, end, step, columns, cluster_rows, rank;
+    __device__ __forceinline__ lab_tiles(const lab_gemm_tc_args& g) {
+#if PERSISTENT
+        columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM - 1) / BM;
+        first = blockIdx.x, end = columns * cluster_rows, step = gridDim.x, rank = 0;
+#else
+        // The host rounds the grid up to whole clusters.
+        columns = gridDim.x, cluster_rows = gridDim.y / CLUSTER_Y, rank = blockIdx.y % CLUSTER_Y;
+        first = blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x, end = first + 1, step = 1;
+#endif
+    }
+    // The first row and column of C of tile `id`.
+    __device__ __forceinline__ void at(int id, int& row0, int& col0) const {
+        const int per_group = GROUP_M * columns, group = id / per_group * GROUP_M;
+        const int rows = min(cluster_rows - group, GROUP_M);
+        row0 = ((group + id % per_group % rows) * CLUSTER_Y + rank) * BM, col0 = id % per_group / rows * BN;
+    }
+};
+
+// Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 .. + 63 of each of its tiles, then C.
+// `it` counts k-tiles over all the block's tiles: the ring's stage and phase follow from it.
+__device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, const lab_tiles& tiles, unsigned char* ring, uint64_t* full,
+                                                  uint64_t* empty, int wg, int tid) {
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    const int ktiles = (p.g.k + BK - 1) / BK;
+    int it = 0;
+    for (int id = tiles.first; id < tiles.end; id += tiles.step) {
+        int row0, col0;
+        tiles.at(id, row0, col0);
+        lab_acc d[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) d[i] = 0;
+#if PROMOTE
+        float sum[BN / 2];
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) sum[i] = 0.0f;
+#endif
+        for (int t = 0; t < ktiles; ++t, ++it) {
+            const int s = it % STAGES;
+            lab_mbar_wait(&full[s], (it / STAGES) & 1);
+            const unsigned char* a = ring + s * (STAGE_A + STAGE_B) + (wg - 1) * 64 * 128;
+            const unsigned char* b = ring + s * (STAGE_A + STAGE_B) + STAGE_A;
+            lab_wgmma_fence();
+#if PROMOTE
+            // PROMOTE k-tiles summed by the Tensor Cores from zero, then added to fp32 registers;
+            // the stages they read are released together once their wgmmas are done.
+            lab_wgmma_tile(d, a, b, t % PROMOTE == 0);
+            lab_wgmma_commit();
+            if (t % PROMOTE == PROMOTE - 1 || t == ktiles - 1) {
+                lab_wgmma_wait<0>();
+                if (tid == 0)
+                    for (int u = it - t % PROMOTE; u <= it; ++u) lab_mbar_arrive_cluster(&empty[u % STAGES]);
+#pragma unroll
+                for (int i = 0; i < BN / 2; ++i) sum[i] += d[i];
+            }
+#else
+            lab_wgmma_tile(d, a, b, t == 0);
+            lab_wgmma_commit();
+            // This k-tile's wgmmas stay in flight; the previous one's have finished reading its stage.
+            lab_wgmma_wait<1>();
+            if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+#endif
+        }
+        lab_wgmma_wait<0>();
+#if PROMOTE
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) d[i] = sum[i];
+#else
+        if (ktiles > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+#endif
+        lab_store_c(p, d, ring, wg, tid, row0, col0);
+    }
 }
 
 // The whole GEMM for one block; the rung's kernel (384 threads, one block an SM) calls it.
@@ -258,13 +319,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
     // 128-byte swizzling repeats every 1024 bytes: the ring starts on such a boundary.
     unsigned char* ring = dyn + ((1024 - (lab_smem_addr(dyn) & 1023)) & 1023);
     const int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
-    // Grouped rasterisation: consecutive clusters walk GROUP_M cluster rows down one tile column;
-    // the blocks of a cluster take adjacent tile rows (the host rounds the grid to whole clusters).
-    const int rank = blockIdx.y % CLUSTER_Y, id = blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x;
-    const int per_group = GROUP_M * gridDim.x, first = id / per_group * GROUP_M;
-    const int rows = min((int)gridDim.y / CLUSTER_Y - first, GROUP_M);
-    const int row0 = ((first + id % per_group % rows) * CLUSTER_Y + rank) * BM, col0 = id % per_group / rows * BN;
-    const int tiles = (p.g.k + BK - 1) / BK;
+    const lab_tiles tiles(p.g);
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             lab_mbar_init(&full[s], 1);
@@ -281,31 +336,38 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
     if (wg == 0) {  // producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
-            for (int t = 0; t < tiles; ++t) {
-                const int s = t % STAGES;
-                if (t >= STAGES) lab_mbar_wait(&empty[s], ((t / STAGES) - 1) & 1);
-                unsigned char* a = ring + s * (STAGE_A + STAGE_B);
-                unsigned char* b = a + STAGE_A;
-                lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
-                lab_tma_load_2d(a, &p.a_map, t * BK, row0, &full[s]);  // BK x BM
+            const int ktiles = (p.g.k + BK - 1) / BK, rank = tiles.rank;
+            int it = 0;
+            for (int id = tiles.first; id < tiles.end; id += tiles.step) {
+                int row0, col0;
+                tiles.at(id, row0, col0);
+                for (int t = 0; t < ktiles; ++t, ++it) {
+                    const int s = it % STAGES;
+                    if (it >= STAGES) lab_mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+                    unsigned char* a = ring + s * (STAGE_A + STAGE_B);
+                    unsigned char* b = a + STAGE_A;
+                    lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
+                    lab_tma_load_2d(a, &p.a_map, t * BK, row0, &full[s]);  // BK x BM
 #if CLUSTER_Y == 1 && LAB_B_KMAJOR
-                lab_tma_load_2d(b, &p.b_map, t * BK, col0, &full[s]);  // BK x BN
+                    lab_tma_load_2d(b, &p.b_map, t * BK, col0, &full[s]);  // BK x BN
 #elif CLUSTER_Y == 1
 #pragma unroll
-                for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
+                    for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
 #elif LAB_B_KMAJOR
-                // This block's share of B's rows (the map's box is BK x BN / CLUSTER_Y), to all.
-                const int part = BN / CLUSTER_Y;
-                lab_tma_multicast_2d(b + rank * part * 128, &p.b_map, t * BK, col0 + rank * part, &full[s], (1 << CLUSTER_Y) - 1);
+                    // This block's share of B's rows (the map's box is BK x BN / CLUSTER_Y), to all.
+                    const int part = BN / CLUSTER_Y;
+                    lab_tma_multicast_2d(b + rank * part * 128, &p.b_map, t * BK, col0 + rank * part, &full[s], (1 << CLUSTER_Y) - 1);
 #else
 #pragma unroll
-                for (int c = rank; c < BN / 64; c += CLUSTER_Y)
-                    lab_tma_multicast_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s], (1 << CLUSTER_Y) - 1);
+                    for (int c = rank; c < BN / 64; c += CLUSTER_Y)
+                        lab_tma_multicast_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s], (1 << CLUSTER_Y) - 1);
 #endif
+                }
             }
+            (void)rank;
         }
     } else {
-        lab_wgmma_consume(p, ring, full, empty, wg, tid, row0, col0, tiles);
+        lab_wgmma_consume(p, tiles, ring, full, empty, wg, tid);
     }
 #if CLUSTER_Y > 1
     lab_cluster_sync();

@@ -62,9 +62,11 @@ pub enum Params {
     },
     Transpose,
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
-    /// load boxes BK deep.
+    /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
+    /// does not say it).
     Gemm {
         tma_bk: Option<u32>,
+        tile: (u32, u32),
     },
     /// PREC is a lab.h LAB_* precision code; a task is ITERS x CHAINS x OPS operations; ACC
     /// accumulator elements per chain and TASK_THREADS threads per task (a warp unless a
@@ -100,13 +102,16 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
     ("reduce", "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
     ("transpose", "TILE_X, TILE_Y (the tile one block moves)"),
     ("sgemm", "BM, BN (the tile of C one block computes)"),
-    ("tensor", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
-    ("tf32", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
-    ("int8", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
-    ("bf16", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
-    ("fp8", "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+)"),
+    ("tensor", TENSOR_CORE),
+    ("tf32", TENSOR_CORE),
+    ("int8", TENSOR_CORE),
+    ("bf16", TENSOR_CORE),
+    ("fp8", TENSOR_CORE),
     ("peak", "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply"),
 ];
+
+/// The Tensor Core GEMM families' protocol.
+const TENSOR_CORE: &str = "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM";
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
@@ -162,7 +167,7 @@ impl Launch {
                 (grid, Params::Reduce { single_pass })
             }
             "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
-            "sgemm" => (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk: None }),
+            "sgemm" => (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk: None, tile: (need("BM")?, need("BN")?) }),
             "tensor" | "tf32" | "int8" | "bf16" | "fp8" => {
                 let tma_bk = if flag("TMA")? {
                     if !arch_at_least(arch, 90) {
@@ -172,7 +177,13 @@ impl Launch {
                 } else {
                     None
                 };
-                (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk })
+                // PERSISTENT = 1: one resident block an SM, walking the tiles.
+                let grid = if flag("PERSISTENT")? {
+                    Grid::PerSm { blocks_per_sm: 1, resident: true }
+                } else {
+                    Grid::Tiles { x: need("BN")?, y: need("BM")? }
+                };
+                (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?) })
             }
             "peak" => {
                 let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;

@@ -19,7 +19,7 @@ use super::inputs::poison;
 use super::sgemm::{gemm_suites, gemm_work, reference};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
 use crate::error::{LabError, Result};
-use crate::facts::launch::{Grid, Launch, Params};
+use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
@@ -129,7 +129,7 @@ impl<K: Kind> Case for MmaCase<K> {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let Params::Gemm { tma_bk } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
+        let Params::Gemm { tma_bk, tile: (bm, bn) } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
         let grid = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
         let (m, n, k) = (self.m, self.n, self.k);
         let Some(bk) = tma_bk else {
@@ -145,7 +145,6 @@ impl<K: Kind> Case for MmaCase<K> {
         // TMA reads rows whose pitch is a multiple of 16 bytes: an unaligned A or B is first
         // copied to such a pitch (part of the timed work); TMA zero-fills past the true edges.
         let size = std::mem::size_of::<K::In>();
-        let Grid::Tiles { x: bn, y: bm } = kernel.launch.grid else { return Err(params_mismatch(kernel)) };
         let lda = tma::fast_pitch(k, size);
         let a = tma::pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
         // K-major B: boxes of BK x BN, like A's, or each block of a cluster its share of the
