@@ -2,7 +2,7 @@
 //   accumulators), the fp16 rung (tensor_05) with the other 16-bit type.
 // Teaches: bf16 runs at fp16's rate on Hopper; only the inputs' range and precision differ.
 // Limits: B is read MN-major (row-major, wgmma's transpose flag), as cuBLAS gets it; unaligned
-//   rows get a padded pitch first (part of the timed work); one tile per block (see the header).
+//   rows get a padded pitch first (part of the timed work); persistent blocks (PERSISTENT, see the header).
 #include "wgmma_gemm.cuh"
 
 extern "C" __global__ void __launch_bounds__(384, 1) bf16_01_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

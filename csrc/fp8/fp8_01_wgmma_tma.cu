@@ -5,7 +5,7 @@
 //   fp32: exact sums need the consumer's fp32 adds.
 // Limits: B is read K-major (n x k): wgmma transposes only 16-bit operands, and cuBLASLt's fp8
 //   kernels take that layout too ("TN"); no scale factors (the inputs are exact e4m3 values);
-//   unaligned rows get a padded pitch first (part of the timed work); one tile per block.
+//   unaligned rows get a padded pitch first (part of the timed work); one tile a block.
 #include "wgmma_gemm.cuh"
 
 extern "C" __global__ void __launch_bounds__(384, 1) fp8_01_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

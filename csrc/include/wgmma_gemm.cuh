@@ -24,14 +24,19 @@
 //
 // CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
 // both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. On the H200 it runs
-// level with CLUSTER_Y = 1, not past it (int8 1550 against 1583 TOPS, fp8 1242 against 1353
-// TFLOP/s at 8192^3, log 2026-11-30-s8-6); with a cluster-scope release on those arrivals it ran
-// at half the rate (logs s8-2 and s8-4). A tunable constant, off by default.
+// level with CLUSTER_Y = 1 in brief timings but behind it in pairs with cuBLAS (logs
+// 2026-11-30-s8-6, s8-8); with a cluster-scope release on those arrivals it ran at half the rate
+// (logs s8-2, s8-4). A tunable constant, off by default.
+//
+// PERSISTENT = 1: one resident block an SM walks the tiles in the grouped order; its producer runs
+// on into the next tile (the ring's stage and phase counted over all its k-tiles) while the
+// consumers store C straight from registers. bf16 gained up to 6% on short-K shapes (log s8-11).
 //
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
-// first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA; one tile
-// per block (not persistent, no clusters or multicast); C goes through shared memory with plain
-// stores (C's rows need not be 16-byte aligned, which a TMA store would need).
+// first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
+// a block stages C through the drained ring; a persistent block cannot (the ring holds the next
+// tile), so it stores 8-byte pairs, or scalars where C's rows are odd. No TMA store of C (C's rows
+// need not be 16-byte aligned), no stream-K for the last partial wave.
 #pragma once
 #include "pad_rows.cuh"
 #include "wgmma.cuh"

@@ -5,7 +5,7 @@
 // Teaches: the Hopper pipeline. Copies need one thread and no registers; the math is issued
 //   asynchronously by 128 threads at a time; the two only meet at mbarriers.
 // Limits: B is read MN-major (row-major, wgmma's transpose flag), as cuBLAS gets it; unaligned
-//   rows get a padded pitch first (part of the timed work); one tile per block (see the header).
+//   rows get a padded pitch first (part of the timed work); one tile a block (see the header).
 #include "wgmma_gemm.cuh"
 
 extern "C" __global__ void __launch_bounds__(384, 1) tensor_05_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
