@@ -11,7 +11,7 @@ use crate::analysis::store::View;
 use crate::analysis::svg;
 use crate::schema::entry::{Entry, Kind, Status};
 
-const SIZE: (u32, u32) = (900, 420);
+const SIZE: (u32, u32) = (900, 460);
 
 /// The family's shape to draw first: the one with the most measured ratios, the largest work
 /// among those (the shape a ladder is read at).
@@ -117,24 +117,24 @@ fn draw(out: &mut String, title: &str, axis: &str, bars: &[&Entry], best: Option
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 18))
         .margin(10)
-        .x_label_area_size(110)
+        .x_label_area_size(150)
         .y_label_area_size(50)
         .build_cartesian_2d((0..(n - 1).max(1)).into_segmented(), 0.0..top)?;
-    let labels: Vec<String> = bars.iter().map(|e| e.label()).collect();
     chart
         .configure_mesh()
         .disable_x_mesh()
-        .x_labels(n)
-        .x_label_formatter(&|x| match x {
-            SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-            _ => String::new(),
-        })
-        // Rotated labels anchored at their start, so they hang below the axis.
-        .x_label_style(
-            TextStyle::from(("sans-serif", 11).into_font().transform(FontTransform::Rotate90)).pos(Pos::new(HPos::Left, VPos::Center)),
-        )
+        // The bars' names are drawn below: the mesh centres rotated labels on the axis, half of
+        // each over the bars.
+        .x_label_formatter(&|_| String::new())
         .y_desc(axis)
         .draw()?;
+    // Each bar's name, rotated, hanging down from the axis under the bar's middle.
+    let name_style =
+        TextStyle::from(("sans-serif", 11).into_font().transform(FontTransform::Rotate90)).pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, e) in bars.iter().enumerate() {
+        let (x, y) = chart.backend_coord(&(SegmentValue::CenterOf(i), 0.0));
+        root.draw(&Text::new(e.label(), (x, y + 6), name_style.clone()))?;
+    }
     chart.draw_series(bars.iter().enumerate().map(|(i, e)| {
         let color = if e.kind == Kind::Tuned { GREEN.mix(0.8) } else { BLUE.mix(0.7) };
         let mut bar =
