@@ -175,11 +175,17 @@ pub fn notes(plans: &[Plan], entries: &[Entry], dev: &DeviceInfo) -> Vec<String>
 fn baseline_verifies(gpu: &Gpu, fam: &dyn Family, case: &mut dyn Case) -> Result<bool> {
     case.poison(gpu)?;
     match case.launch_baseline(gpu) {
-        Err(LabError::Cublas(err)) if err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => return Ok(false),
+        Err(err) if declined(&err) => return Ok(false),
         other => other?,
     }
     gpu.sync()?;
     Ok(case.check(gpu, fam.info().precision)?.passed())
+}
+
+/// The vendor library declining the shape (cuBLAS's NOT_SUPPORTED, which cuBLASLt's empty
+/// heuristic also reports as): its declared limit, a skip, not a failure.
+fn declined(err: &LabError) -> bool {
+    matches!(err, LabError::Cublas(e) if e.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED)
 }
 
 fn failed(mut e: Entry, reason: String) -> Entry {
@@ -261,7 +267,7 @@ pub fn measure(
         };
         let lt = match Prepared::new(gpu, gemm) {
             Ok(lt) => lt,
-            Err(LabError::Cublas(err)) if err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => {
+            Err(err) if declined(&err) => {
                 e.reason = Some(VENDOR_DECLINED.into());
                 return Ok((e, false));
             }
@@ -299,7 +305,7 @@ pub fn measure(
     let first = match first {
         Ok(c) => c,
         // The vendor library declining a shape is its declared limit, not a failure.
-        Err(LabError::Cublas(err)) if matches!(code, Code::Vendor) && err.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => {
+        Err(err) if matches!(code, Code::Vendor) && declined(&err) => {
             e.reason = Some(VENDOR_DECLINED.into());
             return Ok((e, false));
         }
