@@ -11,7 +11,9 @@
 //
 // The pipeline: a producer warpgroup whose one elected thread issues TMA copies of A (BM x BK) and
 // B tiles into a STAGES-deep ring, each stage completing on a "full" mbarrier; two consumer
-// warpgroups, each multiplying 64 rows of the tile with wgmma straight from shared memory. Each
+// warpgroups, each multiplying half the tile's rows (MT blocks of 64) with wgmma straight from
+// shared memory. BM = 256 (MT = 2) reads a fifth fewer bytes per flop at 256 x 192 than 128 x 256
+// does, for the 8-bit types whose doubled rate meets the L2's bandwidth first. Each
 // consumer keeps one k-tile of wgmmas in flight and releases a stage on its "empty" mbarrier once
 // the wgmmas that read it have completed. setmaxnreg moves registers from the producer to the
 // consumers, and blocks are rasterised in groups of GROUP_M tile rows so a wave's A and B stay
@@ -88,17 +90,19 @@ typedef float2 lab_acc2;
 #define PERSISTENT 0
 #endif
 
+#define MT (BM / 128)  // 64-row blocks of the tile each consumer warpgroup multiplies
 #define STAGE_A (BM * 128)
 #define STAGE_B (BN * 128)
 #define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
 #define CPITCH (BN + 8)     // C staged in the ring: 32 bytes of padding keep 8-byte stores conflict-free
 static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
-static_assert(BM == 128 && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256), "two m64nBN consumers, 128-byte rows for the swizzle");
+static_assert((BM == 128 || BM == 256) && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256),
+              "two consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
+static_assert(MT * BN / 2 * (PROMOTE ? 2 : 1) <= 192, "accumulators: at most 192 registers of the consumers' 232");
 static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + 1024 <= LAB_DYN_SMEM, "the ring fits the dynamic shared memory");
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
-static_assert(PROMOTE == 0 || BN <= 192, "promotion doubles the accumulators: at most 96 + 96 registers");
 static_assert(STAGES > PROMOTE, "the stages of a promotion's k-tiles are held until it, and one more must load");
 #if defined(CLUSTER_X) || defined(CLUSTER_Z)
 #error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
@@ -169,59 +173,64 @@ __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64
                  : "l"(da), "l"(db), "r"(accumulate));
 }
 
-// A k-tile's four wgmmas from one stage: A K-major (8-row groups 1024 B apart, 32 B a k-step);
-// B K-major likewise, or MN-major in 64-column chunks CHUNK_B apart (LBO) with 8-row k groups
-// 1024 B apart (SBO), a k-step two groups on.
+// A k-tile's 4 MT wgmmas from one stage: A K-major (8-row groups 1024 B apart, 32 B a k-step,
+// 64-row blocks 8 KiB apart); B K-major likewise, or MN-major in 64-column chunks CHUNK_B apart
+// (LBO) with 8-row k groups 1024 B apart (SBO), a k-step two groups on.
 template <int N>
-__device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[N], const unsigned char* a, const unsigned char* b, bool first) {
+__device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], const unsigned char* a, const unsigned char* b, bool first) {
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) {
-        const uint64_t da = lab_desc(a + 32 * kk, 16, 1024, LAB_SWIZZLE_128B);
 #if LAB_B_KMAJOR
         const uint64_t db = lab_desc(b + 32 * kk, 16, 1024, LAB_SWIZZLE_128B);
 #else
         const uint64_t db = lab_desc(b + 2048 * kk, CHUNK_B, 1024, LAB_SWIZZLE_128B);
 #endif
-        lab_wgmma(d, da, db, !(first && kk == 0));
+#pragma unroll
+        for (int m = 0; m < MT; ++m) lab_wgmma(d[m], lab_desc(a + 64 * 128 * m + 32 * kk, 16, 1024, LAB_SWIZZLE_128B), db, !(first && kk == 0));
     }
 }
 
-// d[4j + e]: warp w of the warpgroup holds rows 16w + g (e = 0, 1) and 16w + g + 8 (e = 2, 3),
-// columns 8j + 2t + (e & 1). With k = 0 no wgmma ran and d holds zeros.
-__device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const lab_acc (&d)[BN / 2], unsigned char* ring, int wg, int tid,
+// d[m][4j + e]: warp w of the warpgroup holds rows 64m + 16w + g (e = 0, 1) and 64m + 16w + g + 8
+// (e = 2, 3) of its band, columns 8j + 2t + (e & 1). With k = 0 no wgmma ran and d holds zeros.
+__device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const lab_acc (&d)[MT][BN / 2], unsigned char* ring, int wg, int tid,
                                             int row0, int col0) {
     const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
-    const int top = row0 + (wg - 1) * 64, height = min(64, p.g.m - top), width = min(BN, p.g.n - col0);
+    const int top = row0 + (wg - 1) * 64 * MT, height = min(64 * MT, p.g.m - top), width = min(BN, p.g.n - col0);
 #if PERSISTENT
     // Straight from the registers: the ring already holds the next tile's stages. A warp's store
     // covers 8 rows of 32 bytes, whole sectors where C's rows are 8-byte aligned.
     (void)ring;
     lab_acc* out = lab_ptr<lab_acc>(p.g.c);
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
+    for (int m = 0; m < MT; ++m)
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-            const int r = 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
-            if (r >= height || c >= width) continue;
-            lab_acc* at = out + (size_t)(top + r) * p.g.ldc + col0 + c;
-            if ((p.g.ldc & 1) == 0 && c + 1 < width) {
-                *reinterpret_cast<lab_acc2*>(at) = {d[4 * j + 2 * h], d[4 * j + 2 * h + 1]};
-            } else {
-                at[0] = d[4 * j + 2 * h];
-                if (c + 1 < width) at[1] = d[4 * j + 2 * h + 1];
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = 64 * m + 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
+                if (r >= height || c >= width) continue;
+                lab_acc* at = out + (size_t)(top + r) * p.g.ldc + col0 + c;
+                if ((p.g.ldc & 1) == 0 && c + 1 < width) {
+                    *reinterpret_cast<lab_acc2*>(at) = {d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
+                } else {
+                    at[0] = d[m][4 * j + 2 * h];
+                    if (c + 1 < width) at[1] = d[m][4 * j + 2 * h + 1];
+                }
             }
-        }
 #else
     // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
     // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
     // instead of the accumulators' pieces, 8 rows of 32 bytes each, which odd rows split further.
     asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    lab_acc* stage = reinterpret_cast<lab_acc*>(ring) + (wg - 1) * 64 * CPITCH;
+    lab_acc* stage = reinterpret_cast<lab_acc*>(ring) + (wg - 1) * 64 * MT * CPITCH;
 #pragma unroll
-    for (int j = 0; j < BN / 8; ++j)
+    for (int m = 0; m < MT; ++m)
 #pragma unroll
-        for (int h = 0; h < 2; ++h)
-            *reinterpret_cast<lab_acc2*>(stage + (16 * w + g + 8 * h) * CPITCH + 8 * j + 2 * tq) = {d[4 * j + 2 * h], d[4 * j + 2 * h + 1]};
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+                *reinterpret_cast<lab_acc2*>(stage + (64 * m + 16 * w + g + 8 * h) * CPITCH + 8 * j + 2 * tq) = {d[m][4 * j + 2 * h],
+                                                                                                              d[m][4 * j + 2 * h + 1]};
     asm volatile("bar.sync %0, 128;\n" ::"r"(1 + wg) : "memory");  // this warpgroup's rows are staged
 
     lab_acc* out = lab_ptr<lab_acc>(p.g.c) + (size_t)max(top, 0) * p.g.ldc + col0;
@@ -262,7 +271,8 @@ struct lab_tiles {
     }
 };
 
-// Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 .. + 63 of each of its tiles, then C.
+// Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 MT .. + 64 MT - 1 of each of its tiles,
+// then C.
 // `it` counts k-tiles over all the block's tiles: the ring's stage and phase follow from it.
 __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, const lab_tiles& tiles, unsigned char* ring, uint64_t* full,
                                                   uint64_t* empty, int wg, int tid) {
@@ -272,18 +282,22 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
     for (int id = tiles.first; id < tiles.end; id += tiles.step) {
         int row0, col0;
         tiles.at(id, row0, col0);
-        lab_acc d[BN / 2];
+        lab_acc d[MT][BN / 2];
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) d[i] = 0;
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) d[m][i] = 0;
 #if PROMOTE
-        float sum[BN / 2];
+        float sum[MT][BN / 2];
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) sum[i] = 0.0f;
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) sum[m][i] = 0.0f;
 #endif
         for (int t = 0; t < ktiles; ++t, ++it) {
             const int s = it % STAGES;
             lab_mbar_wait(&full[s], (it / STAGES) & 1);
-            const unsigned char* a = ring + s * (STAGE_A + STAGE_B) + (wg - 1) * 64 * 128;
+            const unsigned char* a = ring + s * (STAGE_A + STAGE_B) + (wg - 1) * 64 * MT * 128;
             const unsigned char* b = ring + s * (STAGE_A + STAGE_B) + STAGE_A;
             lab_wgmma_fence();
 #if PROMOTE
@@ -296,7 +310,9 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
                 if (tid == 0)
                     for (int u = it - t % PROMOTE; u <= it; ++u) lab_mbar_arrive_cluster(&empty[u % STAGES]);
 #pragma unroll
-                for (int i = 0; i < BN / 2; ++i) sum[i] += d[i];
+                for (int m = 0; m < MT; ++m)
+#pragma unroll
+                    for (int i = 0; i < BN / 2; ++i) sum[m][i] += d[m][i];
             }
 #else
             lab_wgmma_tile(d, a, b, t == 0);
@@ -309,7 +325,9 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         lab_wgmma_wait<0>();
 #if PROMOTE
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) d[i] = sum[i];
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) d[m][i] = sum[m][i];
 #else
         if (ktiles > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
 #endif

@@ -139,8 +139,10 @@ pub fn parse(family: &str, text: &str, constant: &dyn Fn(&str) -> Option<i64>) -
             if !known {
                 return Err(format!("{at}: tune.{k} is neither a define of this entry nor BLOCK_X/Y/Z"));
             }
-            if values.is_empty() || values.iter().any(|v| *v <= 0) {
-                return Err(format!("{at}: tune.{k} must list positive values"));
+            // 0 is a value too: flags such as PERSISTENT, and PROMOTE; a size of 0 fails the
+            // launch protocol's checks and is dropped before compiling.
+            if values.is_empty() || values.iter().any(|v| *v < 0) {
+                return Err(format!("{at}: tune.{k} must list values of 0 or more"));
             }
         }
         let mut constraints = Vec::new();
