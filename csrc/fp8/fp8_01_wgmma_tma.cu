@@ -1,11 +1,12 @@
-// Technique: the type-generic wgmma + TMA kernel of wgmma_gemm.cuh in fp8 e4m3 (m64n128k32), each
+// Technique: the type-generic wgmma + TMA kernel of wgmma_gemm.cuh in fp8 e4m3 (m64n192k32), each
 //   k-tile's products summed by the Tensor Cores from zero and promoted into fp32 registers
 //   (PROMOTE, DeepGEMM's way).
 // Teaches: fp8 doubles the 16-bit types' rate, but its wgmma accumulates in a window narrower than
 //   fp32: exact sums need the consumer's fp32 adds.
 // Limits: B is read K-major (n x k): wgmma transposes only 16-bit operands, and cuBLASLt's fp8
 //   kernels take that layout too ("TN"); no scale factors (the inputs are exact e4m3 values);
-//   unaligned rows get a padded pitch first (part of the timed work); one tile a block.
+//   unaligned rows get a padded pitch first (part of the timed work); persistent blocks (see the
+//   header).
 #include "wgmma_gemm.cuh"
 
 extern "C" __global__ void __launch_bounds__(384, 1) fp8_01_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

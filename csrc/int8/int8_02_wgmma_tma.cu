@@ -2,8 +2,8 @@
 //   accumulators).
 // Teaches: integer Tensor Cores at twice the 16-bit types' rate, exact.
 // Limits: B is read K-major (n x k): wgmma transposes only 16-bit operands, and cuBLAS gets that
-//   layout too ("TN"); unaligned rows get a padded pitch first (part of the timed work); one tile
-//   per block (see the header).
+//   layout too ("TN"); unaligned rows get a padded pitch first (part of the timed work); persistent
+//   blocks on m128n192 tiles (PERSISTENT and BN by the tuning, see the header).
 #include "wgmma_gemm.cuh"
 
 extern "C" __global__ void __launch_bounds__(384, 1) int8_02_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

@@ -130,6 +130,19 @@ impl Timer {
         Ok(last)
     }
 
+    /// Warm-up of a pair: the baseline and the subject alternating for `warmup_s`, so the pairs
+    /// start where the board's power and heat have settled for both (a kernel timed after a
+    /// cooler one starts below the cap and drifts down to it); one launch of each, ms.
+    fn warm_pair(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut dyn FnMut(bool) -> Result<()>) -> Result<(f64, f64)> {
+        let (mut spent, mut last, mut count) = (0.0, (0.0, 0.0), 0);
+        while count < 2 || (spent < policy.warmup_s * 1e3 && count < 1000) {
+            let b = Self::read(&self.queue(gpu, &mut || launch(false))?)?;
+            let s = Self::read(&self.queue(gpu, &mut || launch(true))?)?;
+            (spent, last, count) = (spent + b + s, (b, s), count + 1);
+        }
+        Ok(last)
+    }
+
     /// The burst regime's lead-in to a sample: the rest, then one untimed launch to bring the
     /// clocks back up (an idle GPU drops them).
     fn settle(&mut self, gpu: &Gpu, launch: &mut Launch) -> Result<()> {
@@ -194,8 +207,7 @@ impl Timer {
     /// work over the baseline's, so each ratio is one of rates. The subject runs last, so its
     /// output is what the timed launches left.
     pub fn pairs(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut dyn FnMut(bool) -> Result<()>, work_ratio: f64) -> Result<Pairs> {
-        let base_ms = self.warm(gpu, policy, &mut || launch(false))?;
-        let subject_ms = self.warm(gpu, policy, &mut || launch(true))?;
+        let (base_ms, subject_ms) = self.warm_pair(gpu, policy, launch)?;
         let hot = match policy.regime {
             Regime::Hot => {
                 Some([Self::capture(gpu, &mut || launch(false), base_ms)?, Self::capture(gpu, &mut || launch(true), subject_ms)?])

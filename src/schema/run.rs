@@ -30,7 +30,8 @@ pub struct Policy {
     /// Never spend more than this on one subject's samples (slow rungs at large sizes), seconds
     /// of GPU time; at least `FLOOR_SAMPLES` are taken whatever it costs.
     pub cap_s: f64,
-    /// Warm-up GPU time before sampling (at least two launches), seconds.
+    /// Warm-up GPU time before sampling (at least two launches), seconds. The full policy's
+    /// half second is what the H200 takes to settle at its 700 W cap from a cooler kernel.
     pub warmup_s: f64,
     #[serde(default)]
     pub regime: Regime,
@@ -45,7 +46,7 @@ impl Policy {
     }
 
     pub fn full() -> Policy {
-        Policy { min_samples: 10, max_samples: 200, target: 0.01, cap_s: 4.0, warmup_s: 0.05, regime: Regime::Sustained }
+        Policy { min_samples: 10, max_samples: 200, target: 0.01, cap_s: 4.0, warmup_s: 0.5, regime: Regime::Sustained }
     }
 
     pub fn quick() -> Policy {
