@@ -90,11 +90,15 @@ typedef struct __attribute__((aligned(64))) lab_tma {
     uint64_t opaque[16];
 } lab_tma;
 
-/* Tensor Core GEMMs that load through TMA: the plain arguments plus a tensor map for A and B. */
+/* Tensor Core GEMMs that load through TMA: the plain arguments plus a tensor map for A and B, and
+ * a persistent kernel's stream-K scratch: `partials` (two tiles of C's type a block) and
+ * `arrivals` (two counters a block, zero between launches; the kernel leaves them so). */
 typedef struct lab_gemm_tma_args {
     lab_gemm_tc_args g;
     lab_tma a_map;
     lab_tma b_map;
+    lab_dptr partials;
+    lab_dptr arrivals;
 } lab_gemm_tma_args;
 
 /* A helper in a TMA kernel's module: `rows` rows of `cols` bytes, packed at src, copied to dst at a

@@ -34,6 +34,13 @@
 // on into the next tile (the ring's stage and phase counted over all its k-tiles) while the
 // consumers store C straight from registers. bf16 gained up to 6% on short-K shapes (log s8-11).
 //
+// STREAMK = 1 (with PERSISTENT): the tiles that would make a last, partial wave are not given
+// out whole. Their k-tiles are split evenly over all the blocks (stream-K, Osama et al., PPoPP
+// 2023), a block's share spanning at most two tiles. Each piece's accumulators go to a slot of
+// p.partials and an arrival counter of the tile is incremented; the last of a tile's pieces to
+// arrive adds the others' slots to its own registers, stores C and zeroes the counter for the next
+// launch. Nothing waits for another block, so no order of the blocks can deadlock.
+//
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
 // a block stages C through the drained ring; a persistent block cannot (the ring holds the next
@@ -89,6 +96,9 @@ typedef float2 lab_acc2;
 #ifndef PERSISTENT
 #define PERSISTENT 0
 #endif
+#ifndef STREAMK
+#define STREAMK 0
+#endif
 
 #define MT (BM / 128)  // 64-row blocks of the tile each consumer warpgroup multiplies
 #define STAGE_A (BM * 128)
@@ -109,6 +119,7 @@ static_assert(STAGES > PROMOTE, "the stages of a promotion's k-tiles are held un
 #endif
 static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent tile rows sharing B");
 static_assert(PERSISTENT == 0 || CLUSTER_Y == 1, "a persistent block walks tiles alone");
+static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
 static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
@@ -248,19 +259,51 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
 #endif
 }
 
+// A block's share of work: k-tiles k0 .. k1 - 1 of tile `id`; a stream-K piece has `slot`, its
+// place in p.partials (two a block), and the number of the stream-K tile, `sk`.
+struct lab_unit {
+    int id, k0, k1, slot, sk;
+};
+
 // The tiles a block computes: its own (by its grid position) or, PERSISTENT, every gridDim.x-th
-// of all of them. Tile ids are rasterised in groups: consecutive ids walk GROUP_M cluster rows
-// down one tile column, the blocks of a cluster taking adjacent tile rows.
+// of the first `whole` tiles, then (STREAMK) its pieces of the rest. Tile ids are rasterised in
+// groups: consecutive ids walk GROUP_M cluster rows down one tile column, the blocks of a cluster
+// taking adjacent tile rows.
 struct lab_tiles {
-    int first, end, step, columns, cluster_rows, rank;
+    int columns, cluster_rows, rank, ktiles, whole, blocks;
+    long long split;  // k-tiles of the stream-K tiles, shared by all the blocks
     __device__ __forceinline__ lab_tiles(const lab_gemm_tc_args& g) {
+        ktiles = (g.k + BK - 1) / BK;
 #if PERSISTENT
-        columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM - 1) / BM;
-        first = blockIdx.x, end = columns * cluster_rows, step = gridDim.x, rank = 0;
+        columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM - 1) / BM, rank = 0, blocks = gridDim.x;
+        const int tiles = columns * cluster_rows;
+        whole = STREAMK && ktiles > 0 ? tiles - tiles % blocks : tiles;
+        split = (long long)(tiles - whole) * ktiles;
 #else
         // The host rounds the grid up to whole clusters.
         columns = gridDim.x, cluster_rows = gridDim.y / CLUSTER_Y, rank = blockIdx.y % CLUSTER_Y;
-        first = blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x, end = first + 1, step = 1;
+        whole = 1, blocks = 1, split = 0;
+#endif
+    }
+    // The first k-tile of the stream-K work of block b (its share runs to that of b + 1).
+    __device__ __forceinline__ long long share(int b) const { return b * split / blocks; }
+    // The u-th unit of this block's work; false when it has no more.
+    __device__ __forceinline__ bool unit(int u, lab_unit& w) const {
+#if PERSISTENT
+        const int b = blockIdx.x, mine = b < whole ? (whole - 1 - b) / blocks + 1 : 0;
+        if (u < mine) {
+            w = {b + u * blocks, 0, ktiles, 0, 0};
+            return true;
+        }
+        const int piece = u - mine;
+        const long long s = share(b), e = share(b + 1), x = piece == 0 ? s : (s / ktiles + 1) * ktiles;
+        if (piece > 1 || x >= e) return false;
+        const int j = (int)(x / ktiles);
+        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + piece, j};
+        return true;
+#else
+        w = {(int)(blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x), 0, ktiles, 0, 0};
+        return u == 0;
 #endif
     }
     // The first row and column of C of tile `id`.
@@ -271,17 +314,55 @@ struct lab_tiles {
     }
 };
 
-// Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 MT .. + 64 MT - 1 of each of its tiles,
-// then C.
-// `it` counts k-tiles over all the block's tiles: the ring's stage and phase follow from it.
+#if STREAMK
+// A stream-K piece's end (consumer warpgroup wg - 1): its accumulators to its slot, one arrival
+// on the tile's counter; the last piece to arrive adds the others' slots into d and returns true
+// (it stores C). A slot holds each thread's registers i-major, so every access is coalesced.
+__device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, const lab_tiles& tiles, const lab_unit& w, lab_acc (&d)[MT][BN / 2],
+                                                   int wg, int tid) {
+    constexpr int R = MT * BN / 2;  // registers a thread
+    __shared__ int last[2];
+    lab_acc* partials = lab_ptr<lab_acc>(p.partials);
+    auto at = [&](int slot, int i) { return partials + ((size_t)(2 * slot + wg - 1) * R + i) * 128 + tid; };
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int i = 0; i < BN / 2; ++i) __stcg(at(w.slot, m * (BN / 2) + i), d[m][i]);
+    __threadfence();
+    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+    // The tile's pieces: the blocks whose shares hold its first and last k-tile, and those between.
+    const long long first = (long long)w.sk * tiles.ktiles, end = first + tiles.ktiles;
+    const int b0 = (int)(((first + 1) * tiles.blocks - 1) / tiles.split), b1 = (int)((end * tiles.blocks - 1) / tiles.split);
+    unsigned* count = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + wg - 1;
+    if (tid == 0) last[wg - 1] = atomicAdd(count, 1u) == (unsigned)(b1 - b0);
+    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+    if (!last[wg - 1]) return false;
+    __threadfence();
+    for (int b = b0; b <= b1; ++b) {
+        const int slot = 2 * b + (tiles.share(b) / tiles.ktiles == w.sk ? 0 : 1);
+        if (slot == w.slot) continue;
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int i = 0; i < BN / 2; ++i) d[m][i] += __ldcg(at(slot, m * (BN / 2) + i));
+    }
+    if (tid == 0) *count = 0;
+    return true;
+}
+#endif
+
+// Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 MT .. + 64 MT - 1 of each of its units,
+// then C (or, for a stream-K piece, the fixup).
+// `it` counts k-tiles over all the block's units: the ring's stage and phase follow from it.
 __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, const lab_tiles& tiles, unsigned char* ring, uint64_t* full,
                                                   uint64_t* empty, int wg, int tid) {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-    const int ktiles = (p.g.k + BK - 1) / BK;
     int it = 0;
-    for (int id = tiles.first; id < tiles.end; id += tiles.step) {
+    lab_unit w;
+    for (int u = 0; tiles.unit(u, w); ++u) {
         int row0, col0;
-        tiles.at(id, row0, col0);
+        tiles.at(w.id, row0, col0);
+        const int n = w.k1 - w.k0;  // k-tiles of this unit
         lab_acc d[MT][BN / 2];
 #pragma unroll
         for (int m = 0; m < MT; ++m)
@@ -294,7 +375,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) sum[m][i] = 0.0f;
 #endif
-        for (int t = 0; t < ktiles; ++t, ++it) {
+        for (int t = 0; t < n; ++t, ++it) {
             const int s = it % STAGES;
             lab_mbar_wait(&full[s], (it / STAGES) & 1);
             const unsigned char* a = ring + s * (STAGE_A + STAGE_B) + (wg - 1) * 64 * MT * 128;
@@ -305,10 +386,10 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
             // the stages they read are released together once their wgmmas are done.
             lab_wgmma_tile(d, a, b, t % PROMOTE == 0);
             lab_wgmma_commit();
-            if (t % PROMOTE == PROMOTE - 1 || t == ktiles - 1) {
+            if (t % PROMOTE == PROMOTE - 1 || t == n - 1) {
                 lab_wgmma_wait<0>();
                 if (tid == 0)
-                    for (int u = it - t % PROMOTE; u <= it; ++u) lab_mbar_arrive_cluster(&empty[u % STAGES]);
+                    for (int v = it - t % PROMOTE; v <= it; ++v) lab_mbar_arrive_cluster(&empty[v % STAGES]);
 #pragma unroll
                 for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -329,7 +410,10 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[m][i] = sum[m][i];
 #else
-        if (ktiles > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+        if (n > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+#endif
+#if STREAMK
+        if (n < tiles.ktiles && !lab_stream_k_fixup(p, tiles, w, d, wg, tid)) continue;
 #endif
         lab_store_c(p, d, ring, wg, tid, row0, col0);
     }
@@ -359,12 +443,13 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
     if (wg == 0) {  // producer
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
-            const int ktiles = (p.g.k + BK - 1) / BK, rank = tiles.rank;
+            const int rank = tiles.rank;
             int it = 0;
-            for (int id = tiles.first; id < tiles.end; id += tiles.step) {
+            lab_unit w;
+            for (int u = 0; tiles.unit(u, w); ++u) {
                 int row0, col0;
-                tiles.at(id, row0, col0);
-                for (int t = 0; t < ktiles; ++t, ++it) {
+                tiles.at(w.id, row0, col0);
+                for (int t = w.k0; t < w.k1; ++t, ++it) {
                     const int s = it % STAGES;
                     if (it >= STAGES) lab_mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
                     unsigned char* a = ring + s * (STAGE_A + STAGE_B);

@@ -111,7 +111,8 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
 ];
 
 /// The Tensor Core GEMM families' protocol.
-const TENSOR_CORE: &str = "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM";
+const TENSOR_CORE: &str =
+    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM (STREAMK = 1 splits its last wave)";
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";

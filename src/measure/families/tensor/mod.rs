@@ -19,7 +19,7 @@ use super::inputs::poison;
 use super::sgemm::{gemm_suites, gemm_work, reference};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
 use crate::error::{LabError, Result};
-use crate::facts::launch::{Launch, Params};
+use crate::facts::launch::{Grid, Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
@@ -99,6 +99,8 @@ impl<K: Kind> Family for MmaGemm<K> {
             b_pitched: None,
             b_t,
             lt_default: None,
+            partials: None,
+            arrivals: None,
             idx,
             want,
         }))
@@ -119,6 +121,10 @@ struct MmaCase<K: Kind> {
     b_t: Option<CudaSlice<K::In>>,
     /// cuBLASLt's descriptors and candidates, where its first is the default call (Kind::LT_DEFAULT).
     lt_default: Option<lt::Prepared>,
+    /// A persistent kernel's stream-K scratch (lab_gemm_tma_args): partial tiles, and arrival
+    /// counters that start at zero and that every launch leaves at zero.
+    partials: Option<CudaSlice<u8>>,
+    arrivals: Option<CudaSlice<u32>>,
     idx: Vec<usize>,
     want: Vec<f64>,
 }
@@ -159,12 +165,31 @@ impl<K: Kind> Case for MmaCase<K> {
                 (tma::pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?, ldb, [n, k], [(128 / size) as u32, bk])
             }
         };
+        let (partials, arrivals) = if matches!(kernel.launch.grid, Grid::PerSm { .. }) {
+            // Two tiles of C's type a block and two counters a block (the kernel's header).
+            let blocks = grid.0 as usize;
+            let bytes = 2 * blocks * (bm * bn) as usize * std::mem::size_of::<K::Out>();
+            if self.partials.as_ref().is_none_or(|p| p.len() < bytes) {
+                // SAFETY: a piece writes its slot before any other block reads it.
+                self.partials = Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?);
+            }
+            if self.arrivals.as_ref().is_none_or(|a| a.len() < 2 * blocks) {
+                self.arrivals = Some(gpu.stream.alloc_zeros::<u32>(2 * blocks)?);
+            }
+            let (p, _p) = self.partials.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
+            let (a, _a) = self.arrivals.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
+            (p, a)
+        } else {
+            (0, 0)
+        };
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
         let g = lab_gemm_tc_args { a, b, c, m: m as i32, n: n as i32, k: k as i32, lda: lda as i32, ldb: ldb as i32, ldc: n as i32 };
         let args = lab_gemm_tma_args {
             g,
             a_map: driver::tensor_map_2d(K::TMA, a, [k as u64, m as u64], (lda * size) as u64, [bk, bm])?,
             b_map: driver::tensor_map_2d(K::TMA, b, dims.map(|d| d as u64), (ldb * size) as u64, boxes)?,
+            partials,
+            arrivals,
         };
         // SAFETY: TMA kernels take lab_gemm_tma_args (a __grid_constant__ parameter); the maps
         // describe A (m x k, pitch lda) and B (k x n, or n x k where K-major; pitch ldb) as
