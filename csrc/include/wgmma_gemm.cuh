@@ -330,17 +330,22 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
         for (int i = 0; i < BN / 2; ++i) __stcg(at(w.slot, m * (BN / 2) + i), d[m][i]);
     __threadfence();
     asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
-    // The tile's pieces: the blocks whose shares hold its first and last k-tile, and those between.
+    // The tile's pieces: the blocks whose shares hold its first and last k-tile, and those between
+    // whose shares are not empty (with fewer stream-K k-tiles than blocks, some are).
     const long long first = (long long)w.sk * tiles.ktiles, end = first + tiles.ktiles;
     const int b0 = (int)(((first + 1) * tiles.blocks - 1) / tiles.split), b1 = (int)((end * tiles.blocks - 1) / tiles.split);
     unsigned* count = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + wg - 1;
-    if (tid == 0) last[wg - 1] = atomicAdd(count, 1u) == (unsigned)(b1 - b0);
+    if (tid == 0) {
+        unsigned pieces = 0;
+        for (int b = b0; b <= b1; ++b) pieces += tiles.share(b) < tiles.share(b + 1);
+        last[wg - 1] = atomicAdd(count, 1u) == pieces - 1;
+    }
     asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
     if (!last[wg - 1]) return false;
     __threadfence();
     for (int b = b0; b <= b1; ++b) {
         const int slot = 2 * b + (tiles.share(b) / tiles.ktiles == w.sk ? 0 : 1);
-        if (slot == w.slot) continue;
+        if (slot == w.slot || tiles.share(b) == tiles.share(b + 1)) continue;
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
