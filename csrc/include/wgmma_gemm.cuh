@@ -105,11 +105,17 @@ typedef float2 lab_acc2;
 #define STAGE_B (BN * 128)
 #define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
 #define CPITCH (BN + 8)     // C staged in the ring: 32 bytes of padding keep 8-byte stores conflict-free
+// A persistent block stages C in slices of SLICE columns in a buffer of its own past the ring
+// (the ring holds the next tile's stages by then): 64 MT rows of SPITCH elements a warpgroup.
+#define SLICE (32 / MT)
+#define SPITCH (SLICE + 8)
+#define SLICE_BYTES (PERSISTENT ? 2 * 64 * MT * SPITCH * 4 : 0)
 static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
 static_assert((BM == 128 || BM == 256) && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256),
               "two consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
 static_assert(MT * BN / 2 * (PROMOTE ? 2 : 1) <= 192, "accumulators: at most 192 registers of the consumers' 232");
-static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + 1024 <= LAB_DYN_SMEM, "the ring fits the dynamic shared memory");
+static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + SLICE_BYTES + 1024 <= LAB_DYN_SMEM,
+              "the ring (and a persistent block's C slices) fit the dynamic shared memory");
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
@@ -208,26 +214,36 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
     const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
     const int top = row0 + (wg - 1) * 64 * MT, height = min(64 * MT, p.g.m - top), width = min(BN, p.g.n - col0);
 #if PERSISTENT
-    // Straight from the registers: the ring already holds the next tile's stages. A warp's store
-    // covers 8 rows of 32 bytes, whole sectors where C's rows are 8-byte aligned.
-    (void)ring;
-    lab_acc* out = lab_ptr<lab_acc>(p.g.c);
+    // The ring already holds the next tile's stages, so C goes through a buffer past it, SLICE
+    // columns at a time: the accumulators' pieces in, then whole rows out (coalesced; 16-byte
+    // vectors where C's rows allow). Straight from the registers, odd rows (4097) made 4-byte
+    // stores of 16-byte pieces and cost the persistent rungs 15% (log 2026-12-01-s9-8).
+    lab_acc* stage = reinterpret_cast<lab_acc*>(ring + STAGES * (STAGE_A + STAGE_B)) + (wg - 1) * 64 * MT * SPITCH;
+    lab_acc* out = lab_ptr<lab_acc>(p.g.c) + (size_t)max(top, 0) * p.g.ldc + col0;
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
+    for (int c0 = 0; c0 < BN; c0 += SLICE) {
+        asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the last slice is out
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
+        for (int m = 0; m < MT; ++m)
 #pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = 64 * m + 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
-                if (r >= height || c >= width) continue;
-                lab_acc* at = out + (size_t)(top + r) * p.g.ldc + col0 + c;
-                if ((p.g.ldc & 1) == 0 && c + 1 < width) {
-                    *reinterpret_cast<lab_acc2*>(at) = {d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
-                } else {
-                    at[0] = d[m][4 * j + 2 * h];
-                    if (c + 1 < width) at[1] = d[m][4 * j + 2 * h + 1];
-                }
+            for (int j = c0 / 8; j < (c0 + SLICE) / 8; ++j)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    *reinterpret_cast<lab_acc2*>(stage + (64 * m + 16 * w + g + 8 * h) * SPITCH + 8 * j - c0 + 2 * tq) = {d[m][4 * j + 2 * h],
+                                                                                                                     d[m][4 * j + 2 * h + 1]};
+        asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+        if ((p.g.ldc & 3) == 0 && c0 + SLICE <= width) {
+            for (int i = tid; i < height * (SLICE / 4); i += 128) {
+                const int r = i / (SLICE / 4), c = i % (SLICE / 4) * 4;
+                *reinterpret_cast<uint4*>(out + (size_t)r * p.g.ldc + c0 + c) = *reinterpret_cast<const uint4*>(stage + r * SPITCH + c);
             }
+        } else {
+            for (int i = tid; i < height * SLICE; i += 128) {
+                const int r = i / SLICE, c = i % SLICE;
+                if (c0 + c < width) out[(size_t)r * p.g.ldc + c0 + c] = stage[r * SPITCH + c];
+            }
+        }
+    }
 #else
     // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
     // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
