@@ -32,7 +32,8 @@
 //
 // PERSISTENT = 1: one resident block an SM walks the tiles in the grouped order; its producer runs
 // on into the next tile (the ring's stage and phase counted over all its k-tiles) while the
-// consumers store C straight from registers. bf16 gained up to 6% on short-K shapes (log s8-11).
+// consumers store C, through slices of a buffer past the ring (SLICED_C, see lab_store_c). bf16
+// gained up to 6% on short-K shapes (log s8-11).
 //
 // STREAMK = 1 (with PERSISTENT): the tiles that would make a last, partial wave are not given
 // out whole. Their k-tiles are split evenly over all the blocks (stream-K, Osama et al., PPoPP
@@ -43,9 +44,9 @@
 //
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
-// a block stages C through the drained ring; a persistent block cannot (the ring holds the next
-// tile), so it stores 8-byte pairs, or scalars where C's rows are odd. No TMA store of C (C's rows
-// need not be 16-byte aligned), no stream-K for the last partial wave.
+// a block stages C through the drained ring; a persistent block, whose ring holds the next tile,
+// through 20 KiB of its own. No TMA store of C (C's rows need not be 16-byte aligned), so the
+// epilogue does not overlap the next tile's wgmmas.
 #pragma once
 #include "pad_rows.cuh"
 #include "wgmma.cuh"
@@ -99,6 +100,9 @@ typedef float2 lab_acc2;
 #ifndef STREAMK
 #define STREAMK 0
 #endif
+#ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
+#define SLICED_C 1
+#endif
 
 #define MT (BM / 128)  // 64-row blocks of the tile each consumer warpgroup multiplies
 #define STAGE_A (BM * 128)
@@ -109,7 +113,7 @@ typedef float2 lab_acc2;
 // (the ring holds the next tile's stages by then): 64 MT rows of SPITCH elements a warpgroup.
 #define SLICE (32 / MT)
 #define SPITCH (SLICE + 8)
-#define SLICE_BYTES (PERSISTENT ? 2 * 64 * MT * SPITCH * 4 : 0)
+#define SLICE_BYTES (PERSISTENT && SLICED_C ? 2 * 64 * MT * SPITCH * 4 : 0)
 static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
 static_assert((BM == 128 || BM == 256) && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256),
               "two consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
@@ -213,7 +217,7 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
                                             int row0, int col0) {
     const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
     const int top = row0 + (wg - 1) * 64 * MT, height = min(64 * MT, p.g.m - top), width = min(BN, p.g.n - col0);
-#if PERSISTENT
+#if PERSISTENT && SLICED_C
     // The ring already holds the next tile's stages, so C goes through a buffer past it, SLICE
     // columns at a time: the accumulators' pieces in, then whole rows out (coalesced; 16-byte
     // vectors where C's rows allow). Straight from the registers, odd rows (4097) made 4-byte
@@ -244,6 +248,28 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
             }
         }
     }
+#elif PERSISTENT
+    // Straight from the registers (SLICED_C = 0): a warp's store covers 8 rows of 32 bytes, whole
+    // sectors where C's rows are 8-byte aligned, 4-byte pieces where they are odd. fp8 ran 0.917x
+    // cuBLASLt this way (log 2026-12-01-s9-3) and 0.866x through the slices (s9-9).
+    (void)ring;
+    lab_acc* out = lab_ptr<lab_acc>(p.g.c);
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = 64 * m + 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
+                if (r >= height || c >= width) continue;
+                lab_acc* at = out + (size_t)(top + r) * p.g.ldc + col0 + c;
+                if ((p.g.ldc & 1) == 0 && c + 1 < width) {
+                    *reinterpret_cast<lab_acc2*>(at) = {d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
+                } else {
+                    at[0] = d[m][4 * j + 2 * h];
+                    if (c + 1 < width) at[1] = d[m][4 * j + 2 * h + 1];
+                }
+            }
 #else
     // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
     // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
