@@ -249,9 +249,10 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
         }
     }
 #elif PERSISTENT
-    // Straight from the registers (SLICED_C = 0): a warp's store covers 8 rows of 32 bytes, whole
-    // sectors where C's rows are 8-byte aligned, 4-byte pieces where they are odd. fp8 ran 0.917x
-    // cuBLASLt this way (log 2026-12-01-s9-3) and 0.866x through the slices (s9-9).
+    // Straight from the registers (SLICED_C = 0, a tunable constant): a warp's store covers 8 rows
+    // of 32 bytes, whole sectors where C's rows are 8-byte aligned, 4-byte pieces where they are
+    // odd. fp8 at 8192³ ran 0.844x cuBLASLt this way against 0.866x sliced, in two calls (logs
+    // 2026-12-01-s9-10, s9-9).
     (void)ring;
     lab_acc* out = lab_ptr<lab_acc>(p.g.c);
 #pragma unroll
