@@ -121,26 +121,21 @@ impl Timer {
 
     /// Warm-up: at least two launches and `warmup_s` of GPU time; one launch's time, ms.
     fn warm(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut Launch) -> Result<f64> {
-        let (mut spent, mut last, mut count) = (0.0, 0.0, 0);
-        while count < 2 || (spent < policy.warmup_s * 1e3 && count < 1000) {
-            last = Self::read(&self.queue(gpu, launch)?)?;
-            spent += last;
-            count += 1;
-        }
-        Ok(last)
+        warm_up(policy, || {
+            let t = Self::read(&self.queue(gpu, launch)?)?;
+            Ok((t, t))
+        })
     }
 
     /// Warm-up of a pair: the baseline and the subject alternating for `warmup_s`, so the pairs
     /// start where the board's power and heat have settled for both (a kernel timed after a
     /// cooler one starts below the cap and drifts down to it); one launch of each, ms.
     fn warm_pair(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut dyn FnMut(bool) -> Result<()>) -> Result<(f64, f64)> {
-        let (mut spent, mut last, mut count) = (0.0, (0.0, 0.0), 0);
-        while count < 2 || (spent < policy.warmup_s * 1e3 && count < 1000) {
+        warm_up(policy, || {
             let b = Self::read(&self.queue(gpu, &mut || launch(false))?)?;
             let s = Self::read(&self.queue(gpu, &mut || launch(true))?)?;
-            (spent, last, count) = (spent + b + s, (b, s), count + 1);
-        }
-        Ok(last)
+            Ok((b + s, (b, s)))
+        })
     }
 
     /// The burst regime's lead-in to a sample: the rest, then one untimed launch to bring the
@@ -262,6 +257,19 @@ impl Timer {
         // reads is its own.
         launch(true)?;
         Ok(out)
+    }
+}
+
+/// Runs `round` (its GPU time in ms, and what it measured) at least twice and until the rounds
+/// add up to the policy's warm-up; the last round's measure.
+fn warm_up<T>(policy: &Policy, mut round: impl FnMut() -> Result<(f64, T)>) -> Result<T> {
+    let (mut spent, mut count) = (0.0, 0);
+    loop {
+        let (ms, last) = round()?;
+        (spent, count) = (spent + ms, count + 1);
+        if count >= 2 && (spent >= policy.warmup_s * 1e3 || count >= 1000) {
+            return Ok(last);
+        }
     }
 }
 
