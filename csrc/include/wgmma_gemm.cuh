@@ -13,7 +13,8 @@
 // B tiles into a STAGES-deep ring, each stage completing on a "full" mbarrier; two consumer
 // warpgroups, each multiplying half the tile's rows (MT blocks of 64) with wgmma straight from
 // shared memory. BM = 256 (MT = 2) reads a fifth fewer bytes per flop at 256 x 192 than 128 x 256
-// does, for the 8-bit types whose doubled rate meets the L2's bandwidth first. Each
+// does: it won fp16 one tile a block at unaligned sizes and lost int8 in pairs (logs
+// 2026-12-01-s9-5, s9-2), so it is a tunable constant. Each
 // consumer keeps one k-tile of wgmmas in flight and releases a stage on its "empty" mbarrier once
 // the wgmmas that read it have completed. setmaxnreg moves registers from the producer to the
 // consumers, and blocks are rasterised in groups of GROUP_M tile rows so a wave's A and B stay
