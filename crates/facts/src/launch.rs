@@ -63,10 +63,11 @@ pub enum Params {
     Transpose,
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
     /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
-    /// does not say it).
+    /// does not say it); `stream_k`: the kernel needs lab_gemm_tma_args' stream-K scratch.
     Gemm {
         tma_bk: Option<u32>,
         tile: (u32, u32),
+        stream_k: bool,
     },
     /// PREC is a lab.h LAB_* precision code; a task is ITERS x CHAINS x OPS operations; ACC
     /// accumulator elements per chain and TASK_THREADS threads per task (a warp unless a
@@ -168,7 +169,10 @@ impl Launch {
                 (grid, Params::Reduce { single_pass })
             }
             "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
-            "sgemm" => (Grid::Tiles { x: need("BN")?, y: need("BM")? }, Params::Gemm { tma_bk: None, tile: (need("BM")?, need("BN")?) }),
+            "sgemm" => (
+                Grid::Tiles { x: need("BN")?, y: need("BM")? },
+                Params::Gemm { tma_bk: None, tile: (need("BM")?, need("BN")?), stream_k: false },
+            ),
             "tensor" | "tf32" | "int8" | "bf16" | "fp8" => {
                 let tma_bk = if flag("TMA")? {
                     if !arch_at_least(arch, 90) {
@@ -178,13 +182,20 @@ impl Launch {
                 } else {
                     None
                 };
-                // PERSISTENT = 1: one resident block an SM, walking the tiles.
-                let grid = if flag("PERSISTENT")? {
+                // PERSISTENT = 1: one resident block an SM, walking the tiles; STREAMK = 1 splits
+                // its last wave (SLICED_C picks its epilogue: checked here, read by the kernel).
+                let persistent = flag("PERSISTENT")?;
+                let stream_k = flag("STREAMK")?;
+                flag("SLICED_C")?;
+                if stream_k && !persistent {
+                    return Err("STREAMK = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());
+                }
+                let grid = if persistent {
                     Grid::PerSm { blocks_per_sm: 1, resident: true }
                 } else {
                     Grid::Tiles { x: need("BN")?, y: need("BM")? }
                 };
-                (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?) })
+                (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k })
             }
             "peak" => {
                 let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;

@@ -19,7 +19,7 @@ use super::inputs::poison;
 use super::sgemm::{gemm_suites, gemm_work, reference};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
 use crate::error::{LabError, Result};
-use crate::facts::launch::{Grid, Launch, Params};
+use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
@@ -121,8 +121,8 @@ struct MmaCase<K: Kind> {
     b_t: Option<CudaSlice<K::In>>,
     /// cuBLASLt's descriptors and candidates, where its first is the default call (Kind::LT_DEFAULT).
     lt_default: Option<lt::Prepared>,
-    /// A persistent kernel's stream-K scratch (lab_gemm_tma_args): partial tiles, and arrival
-    /// counters that start at zero and that every launch leaves at zero.
+    /// A stream-K kernel's scratch (lab_gemm_tma_args): partial tiles, and arrival counters that
+    /// start at zero and that every launch leaves at zero.
     partials: Option<CudaSlice<u8>>,
     arrivals: Option<CudaSlice<u32>>,
     idx: Vec<usize>,
@@ -135,7 +135,7 @@ impl<K: Kind> Case for MmaCase<K> {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let Params::Gemm { tma_bk, tile: (bm, bn) } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
+        let Params::Gemm { tma_bk, tile: (bm, bn), stream_k } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
         let grid = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
         let (m, n, k) = (self.m, self.n, self.k);
         let Some(bk) = tma_bk else {
@@ -165,7 +165,7 @@ impl<K: Kind> Case for MmaCase<K> {
                 (tma::pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?, ldb, [n, k], [(128 / size) as u32, bk])
             }
         };
-        let (partials, arrivals) = if matches!(kernel.launch.grid, Grid::PerSm { .. }) {
+        let (partials, arrivals) = if stream_k {
             // Two tiles of C's type a block and two counters a block (the kernel's header).
             let blocks = grid.0 as usize;
             let bytes = 2 * blocks * (bm * bn) as usize * std::mem::size_of::<K::Out>();
