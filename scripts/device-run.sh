@@ -11,6 +11,9 @@
 #                       $SANITIZE_GPU (default 0); the families named, else all
 #   ncu-check V:S ...   each variant V at size S: the burst regime's median against ncu's
 #                       gpu__time_duration of `kernel-lab profile` (fails beyond 3%)
+#   ncu-detail F S RE   Nsight Compute's throughput, pipe, shared-memory and warp-stall figures for
+#                       the first four kernels whose names match RE in `verify F --size S`
+#                       (the lab's rungs and the vendor library's kernels side by side)
 #   noise R N V:S ...   N back-to-back runs of `bench V --size S` for each V:S in regime R, each
 #                       run in its own folder, then `compare` of each run with the one before
 #                       (fails on anything but SAME); the runs are packed into $OUT/noise-R.tgz
@@ -137,6 +140,12 @@ for step in "$@"; do
     sanitize*) cmd=(bash -c "$(declare -f sanitize); sanitize ${step#sanitize}") ;;
     noise\ *) read -ra words <<<"${step#noise }" && cmd=(bash -c "$(declare -f noise); OUT=$OUT noise ${words[*]}") ;;
     fleet-by-hand\ *) cmd=(bash -c "$(declare -f fleet_by_hand); OUT=$OUT fleet_by_hand ${step#fleet-by-hand }") ;;
+    ncu-detail\ *)
+        read -ra words <<<"${step#ncu-detail }" && cmd=(ncu --clock-control none --launch-count 4 -k "regex:${words[2]}"
+            --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats
+            --metrics "regex:sm__pipe_tensor_op.*cycles_active.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio,sm__cycles_elapsed.avg.per_second"
+            dist/kernel-lab verify "${words[0]}" --size "${words[1]}" --in-process --seed 1)
+        ;;
     ncu-check\ *) read -ra words <<<"${step#ncu-check }" && cmd=(bash -c "$(declare -f ncu_check); ncu_check ${words[*]}") ;;
     gate)
         cmd=(bash -c 'd=$(mktemp -d); dist/kernel-lab bench --quick --results-dir "$d" > "$d.log" 2>&1 || { tail -n 20 "$d.log"; exit 1; }
