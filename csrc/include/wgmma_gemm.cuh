@@ -195,21 +195,18 @@ __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64
                  : "l"(da), "l"(db), "r"(accumulate));
 }
 
-// A k-tile's 4 MT wgmmas from one stage: A K-major (8-row groups 1024 B apart, 32 B a k-step,
-// 64-row blocks 8 KiB apart); B K-major likewise, or MN-major in 64-column chunks CHUNK_B apart
-// (LBO) with 8-row k groups 1024 B apart (SBO), a k-step two groups on.
+// A k-tile's 4 MT wgmmas from one stage, given the descriptors of its first A and B rows: A
+// K-major (8-row groups 1024 B apart, 32 B a k-step, 64-row blocks 8 KiB apart); B K-major
+// likewise, or MN-major in 64-column chunks CHUNK_B apart (LBO) with 8-row k groups 1024 B apart
+// (SBO), a k-step two groups on. A descriptor's low field is the address / 16, so a byte offset
+// inside shared memory is added to it as offset / 16: no address arithmetic between the wgmmas.
 template <int N>
-__device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], const unsigned char* a, const unsigned char* b, bool first) {
+__device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, bool first) {
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
-#if LAB_B_KMAJOR
-        const uint64_t db = lab_desc(b + 32 * kk, 16, 1024, LAB_SWIZZLE_128B);
-#else
-        const uint64_t db = lab_desc(b + 2048 * kk, CHUNK_B, 1024, LAB_SWIZZLE_128B);
-#endif
+    for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
-        for (int m = 0; m < MT; ++m) lab_wgmma(d[m], lab_desc(a + 64 * 128 * m + 32 * kk, 16, 1024, LAB_SWIZZLE_128B), db, !(first && kk == 0));
-    }
+        for (int m = 0; m < MT; ++m)
+            lab_wgmma(d[m], da + (64 * 128 * m + 32 * kk) / 16, db + (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16, !(first && kk == 0));
 }
 
 // d[m][4j + e]: warp w of the warpgroup holds rows 64m + 16w + g (e = 0, 1) and 64m + 16w + g + 8
@@ -406,6 +403,11 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
 __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, const lab_tiles& tiles, unsigned char* ring, uint64_t* full,
                                                   uint64_t* empty, int wg, int tid) {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    // Stage 0's descriptors of this warpgroup's A rows and of B; stage s is s * (STAGE_A + STAGE_B) on.
+    // (Opaque values, so the compiler keeps them rather than recomputing them every k-tile.)
+    uint64_t da0 = lab_desc(ring + (wg - 1) * 64 * MT * 128, 16, 1024, LAB_SWIZZLE_128B);
+    uint64_t db0 = lab_desc(ring + STAGE_A, LAB_B_KMAJOR ? 16 : CHUNK_B, 1024, LAB_SWIZZLE_128B);
+    asm volatile("" : "+l"(da0), "+l"(db0));
     int it = 0;
     lab_unit w;
     for (int u = 0; tiles.unit(u, w); ++u) {
@@ -427,8 +429,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         for (int t = 0; t < n; ++t, ++it) {
             const int s = it % STAGES;
             lab_mbar_wait(&full[s], (it / STAGES) & 1);
-            const unsigned char* a = ring + s * (STAGE_A + STAGE_B) + (wg - 1) * 64 * MT * 128;
-            const unsigned char* b = ring + s * (STAGE_A + STAGE_B) + STAGE_A;
+            const uint64_t a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
             lab_wgmma_fence();
 #if PROMOTE
             // PROMOTE k-tiles summed by the Tensor Cores from zero, then added to fp32 registers;
