@@ -36,16 +36,20 @@ mkdir -p "$OUT"
 dist/kernel-lab devices 2>&1 | tee "$OUT/devices.txt"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temperature.gpu,pcie.link.gen.current \
     --format=csv 2>&1 | tee -a "$OUT/devices.txt"
-# One small shape per family, off every tile and vector width, for the sanitizer; the Tensor Core
-# families' K is deep enough that a persistent rung splits its one tile over blocks (stream-K).
+# Small shapes per family ('+' between two), off every tile and vector width, for the sanitizer;
+# the Tensor Core families' K is deep enough that a persistent rung splits its one tile over
+# blocks (stream-K), and their second shape has 16-byte C rows (C through TMA stores).
 sanitize() {
-    local status=0 only=" $* "
-    for fs in memory:4100 l2:4112 reduce:4100 transpose:67x129 sgemm:67x45x33 tensor:67x45x777 bf16:67x45x777 tf32:67x45x777 int8:67x45x777 fp8:67x45x777 peak:300; do
+    local status=0 only=" $* " s sizes
+    for fs in memory:4100 l2:4112 reduce:4100 transpose:67x129 sgemm:67x45x33 tensor:67x45x777+67x44x777 bf16:67x45x777+67x44x777 \
+        tf32:67x45x777+67x44x777 int8:67x45x777+67x44x777 fp8:67x45x777+67x44x777 peak:300; do
         [ "$only" != "  " ] && [[ "$only" != *" ${fs%%:*} "* ]] && continue
+        sizes=()
+        for s in $(tr + " " <<<"${fs#*:}"); do sizes+=(--size "$s"); done
         for tool in memcheck racecheck; do
             echo "--- compute-sanitizer --tool $tool: ${fs%%:*} at ${fs#*:}"
             compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
-                dist/kernel-lab verify "${fs%%:*}" --size "${fs#*:}" --in-process --seed 1 --gpu "${SANITIZE_GPU:-0}" 2>&1 |
+                dist/kernel-lab verify "${fs%%:*}" "${sizes[@]}" --in-process --seed 1 --gpu "${SANITIZE_GPU:-0}" 2>&1 |
                 grep -v "^verifying\|seed 0x" | tail -n 6
             [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
         done

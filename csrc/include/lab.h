@@ -92,13 +92,20 @@ typedef struct __attribute__((aligned(64))) lab_tma {
 
 /* Tensor Core GEMMs that load through TMA: the plain arguments plus a tensor map for A and B, and
  * a persistent kernel's stream-K scratch: `partials` (two tiles of C's type a block) and
- * `arrivals` (two counters a block, zero between launches; the kernel leaves them so). */
+ * `arrivals` (two counters a block, zero between launches; the kernel leaves them so). Where C's
+ * rows are 16-byte aligned, c_tma is 1 and c_map describes C (n x m, 4-byte elements) in boxes
+ * of LAB_TMA_C_COLS x LAB_TMA_C_ROWS with the 128-byte swizzle: a persistent kernel's epilogue
+ * stores through it without waiting for the writes. */
+#define LAB_TMA_C_COLS 32
+#define LAB_TMA_C_ROWS 64
 typedef struct lab_gemm_tma_args {
     lab_gemm_tc_args g;
     lab_tma a_map;
     lab_tma b_map;
+    lab_tma c_map;
     lab_dptr partials;
     lab_dptr arrivals;
+    int32_t c_tma;
 } lab_gemm_tma_args;
 
 /* A helper in a TMA kernel's module: `rows` rows of `cols` bytes, packed at src, copied to dst at a

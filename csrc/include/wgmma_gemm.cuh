@@ -151,6 +151,24 @@ __device__ __forceinline__ void lab_tma_multicast_2d(void* smem, const lab_tma* 
         : "memory");
 }
 
+// A box of shared memory (laid out as the map's swizzle has it) to global memory at {c0, c1}, in
+// this thread's bulk group; the rows and columns past the tensor's edges are not written.
+__device__ __forceinline__ void lab_tma_store_2d(const lab_tma* map, const void* smem, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
+                 "cp.async.bulk.commit_group;\n" ::"l"(map),
+                 "r"(c0), "r"(c1), "r"(lab_smem_addr(smem))
+                 : "memory");
+}
+
+// Waits until this thread's bulk stores have read their shared memory (READ) or are done.
+template <bool READ>
+__device__ __forceinline__ void lab_tma_store_wait() {
+    if (READ)
+        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
+    else
+        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
+
 // Arrives on the mbarrier at `bar`'s offset in every block of the cluster: a stage is free only
 // when the consumers of every block that the stage's multicast writes into have released it.
 __device__ __forceinline__ void lab_mbar_arrive_cluster(uint64_t* bar) {
@@ -216,6 +234,32 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
     const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
     const int top = row0 + (wg - 1) * 64 * MT, height = min(64 * MT, p.g.m - top), width = min(BN, p.g.n - col0);
 #if PERSISTENT && SLICED_C
+    if (MT == 1 && p.c_tma) {
+        // C's rows are 16-byte aligned: each slice of 64 rows x SLICE columns goes out by one TMA
+        // store, which the warpgroup does not wait for (only, before refilling the buffer, for
+        // the last store to have read it), so C's writes overlap the next tile's wgmmas. The
+        // buffer holds the box as the map's 128-byte swizzle lays it out: 16-byte chunk c of row
+        // r at chunk c ^ (r % 8), so the accumulators' 8-byte pieces go in without conflicts.
+        static_assert(MT > 1 || (SLICE == LAB_TMA_C_COLS && 64 == LAB_TMA_C_ROWS && SLICE * 4 == 128), "the host's C map boxes");
+        unsigned char* buf = ring + STAGES * (STAGE_A + STAGE_B) + (wg - 1) * 64 * 128;
+#pragma unroll
+        for (int c0 = 0; c0 < BN; c0 += SLICE) {
+            if (tid == 0) lab_tma_store_wait<true>();
+            asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the buffer is free
+#pragma unroll
+            for (int j = c0 / 8; j < (c0 + SLICE) / 8; ++j)
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    const int r = 16 * w + g + 8 * h, byte = 4 * (8 * j - c0 + 2 * tq);
+                    *reinterpret_cast<lab_acc2*>(buf + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16) = {d[0][4 * j + 2 * h],
+                                                                                                            d[0][4 * j + 2 * h + 1]};
+                }
+            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the TMA unit
+            asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+            if (tid == 0) lab_tma_store_2d(&p.c_map, buf, col0 + c0, top);
+        }
+        return;
+    }
     // The ring already holds the next tile's stages, so C goes through a buffer past it, SLICE
     // columns at a time: the accumulators' pieces in, then whole rows out (coalesced; 16-byte
     // vectors where C's rows allow). Straight from the registers, odd rows (4097) made 4-byte
@@ -467,6 +511,9 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #endif
         lab_store_c(p, d, ring, wg, tid, row0, col0);
     }
+#if PERSISTENT && SLICED_C
+    if (tid == 0) lab_tma_store_wait<false>();  // the block's shared memory outlives its stores
+#endif
 }
 
 // The whole GEMM for one block; the rung's kernel (384 threads, one block an SM) calls it.

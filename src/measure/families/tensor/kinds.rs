@@ -25,6 +25,8 @@ pub trait Kind: Sync + Send + 'static {
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
     /// The input type as a TMA tensor map names it.
     const TMA: CUtensorMapDataType;
+    /// The output type as a TMA tensor map names it (a 4-byte type: fp32 unless said otherwise).
+    const OUT_TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     /// B is given K-major (n x k, copied once before timing) to cuBLAS and to the TMA rungs:
     /// wgmma transposes only 16-bit operands, and cuBLAS's fast kernels for these types take
     /// the same "TN" layout. The mma.sync rungs read B as it is (k x n).
@@ -116,6 +118,7 @@ impl Kind for Int8 {
     const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32I;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32I;
     const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    const OUT_TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32;
     /// cublasGemmEx int8 with B k x n ("NN") ran 128 TOPS at 8192 on the H200, 6% of the sheet.
     const B_KMAJOR: bool = true;
     /// In [-8, 8): sums of up to 2^15 products stay below 2^21, exact as f32 too.

@@ -23,7 +23,7 @@ use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
-use crate::gpu::ffi::{lab_gemm_tc_args, lab_gemm_tma_args};
+use crate::gpu::ffi::{lab_gemm_tc_args, lab_gemm_tma_args, lab_tma, LAB_TMA_C_COLS, LAB_TMA_C_ROWS};
 use crate::gpu::lt;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
@@ -184,12 +184,22 @@ impl<K: Kind> Case for MmaCase<K> {
         };
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
         let g = lab_gemm_tc_args { a, b, c, m: m as i32, n: n as i32, k: k as i32, lda: lda as i32, ldb: ldb as i32, ldc: n as i32 };
+        // C through TMA stores where its rows are 16-byte aligned (a persistent kernel's choice).
+        let out = std::mem::size_of::<K::Out>();
+        let c_tma = (n * out) % 16 == 0;
+        let c_map = if c_tma {
+            driver::tensor_map_2d(K::OUT_TMA, c, [n as u64, m as u64], (n * out) as u64, [LAB_TMA_C_COLS, LAB_TMA_C_ROWS])?
+        } else {
+            lab_tma::default()
+        };
         let args = lab_gemm_tma_args {
             g,
             a_map: driver::tensor_map_2d(K::TMA, a, [k as u64, m as u64], (lda * size) as u64, [bk, bm])?,
             b_map: driver::tensor_map_2d(K::TMA, b, dims.map(|d| d as u64), (ldb * size) as u64, boxes)?,
+            c_map,
             partials,
             arrivals,
+            c_tma: c_tma.into(),
         };
         // SAFETY: TMA kernels take lab_gemm_tma_args (a __grid_constant__ parameter); the maps
         // describe A (m x k, pitch lda) and B (k x n, or n x k where K-major; pitch ldb) as
