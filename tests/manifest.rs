@@ -88,7 +88,7 @@ fn defines_that_contradict_the_protocol_fail_with_the_line() {
 }
 
 #[test]
-fn stream_k_needs_a_persistent_grid_and_flags_are_0_or_1() {
+fn stream_k_needs_a_persistent_grid_which_takes_no_cluster_and_flags_are_0_or_1() {
     let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90a").unwrap();
     let launch = |defs: &[(&str, i64)]| {
         let all = [&[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64)][..], defs].concat();
@@ -98,6 +98,9 @@ fn stream_k_needs_a_persistent_grid_and_flags_are_0_or_1() {
     assert!(e.contains("STREAMK = 1 needs PERSISTENT = 1"), "{e}");
     let e = launch(&[("PERSISTENT", 1), ("STREAMK", 2)]).unwrap_err();
     assert!(e.contains("STREAMK = 2"), "{e}");
+    let e = launch(&[("PERSISTENT", 1), ("CLUSTER_Y", 2)]).unwrap_err();
+    assert!(e.contains("takes no cluster"), "{e}");
+    assert!(launch(&[("CLUSTER_Y", 2)]).is_ok());
     let e = launch(&[("SLICED_C", 3)]).unwrap_err();
     assert!(e.contains("SLICED_C = 3"), "{e}");
     assert!(matches!(launch(&[("PERSISTENT", 1), ("STREAMK", 1)]).unwrap().params, Params::Gemm { stream_k: true, .. }));

@@ -190,6 +190,9 @@ impl Launch {
                 if stream_k && !persistent {
                     return Err("STREAMK = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());
                 }
+                if persistent && get("CLUSTER_Y").is_some_and(|c| c > 1) {
+                    return Err("PERSISTENT = 1 takes no cluster (a persistent block walks its tiles alone)".into());
+                }
                 let grid = if persistent {
                     Grid::PerSm { blocks_per_sm: 1, resident: true }
                 } else {
