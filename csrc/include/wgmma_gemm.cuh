@@ -33,8 +33,9 @@
 //
 // PERSISTENT = 1: one resident block an SM walks the tiles in the grouped order; its producer runs
 // on into the next tile (the ring's stage and phase counted over all its k-tiles) while the
-// consumers store C, through slices of a buffer past the ring (SLICED_C, see lab_store_c). bf16
-// gained up to 6% on short-K shapes (log s8-11).
+// consumers store C, through slices of a buffer past the ring (SLICED_C, see lab_store_c): by TMA
+// stores the warpgroup does not wait for where C's rows are 16-byte aligned. bf16 gained up to 6%
+// on short-K shapes (log s8-11); the TMA stores ran level with coalesced ones (log 2026-12-01-s10-4).
 //
 // STREAMK = 1 (with PERSISTENT): the tiles that would make a last, partial wave are not given
 // out whole. Their k-tiles are split evenly over all the blocks (stream-K, Osama et al., PPoPP
@@ -46,8 +47,8 @@
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
 // a block stages C through the drained ring; a persistent block, whose ring holds the next tile,
-// through 20 KiB of its own. No TMA store of C (C's rows need not be 16-byte aligned), so the
-// epilogue does not overlap the next tile's wgmmas.
+// through 20 KiB of its own. The consumers still write each slice into shared memory themselves,
+// so only the global writes of C overlap the next tile's wgmmas, and only where C is aligned.
 #pragma once
 #include "pad_rows.cuh"
 #include "wgmma.cuh"
