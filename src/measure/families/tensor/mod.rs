@@ -19,7 +19,7 @@ use super::inputs::poison;
 use super::sgemm::{gemm_suites, gemm_work, reference};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
 use crate::error::{LabError, Result};
-use crate::facts::launch::{Launch, Params};
+use crate::facts::launch::{Grid, Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
@@ -184,9 +184,10 @@ impl<K: Kind> Case for MmaCase<K> {
         };
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
         let g = lab_gemm_tc_args { a, b, c, m: m as i32, n: n as i32, k: k as i32, lda: lda as i32, ldb: ldb as i32, ldc: n as i32 };
-        // C through TMA stores where its rows are 16-byte aligned (a persistent kernel's choice).
+        // C through TMA stores where its rows are 16-byte aligned: a persistent kernel's epilogue
+        // (one tile a block stages C through its drained ring and never reads the map).
         let out = std::mem::size_of::<K::Out>();
-        let c_tma = (n * out) % 16 == 0;
+        let c_tma = (n * out) % 16 == 0 && matches!(kernel.launch.grid, Grid::PerSm { .. });
         let c_map = if c_tma {
             driver::tensor_map_2d(K::OUT_TMA, c, [n as u64, m as u64], (n * out) as u64, [LAB_TMA_C_COLS, LAB_TMA_C_ROWS])?
         } else {
