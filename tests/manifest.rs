@@ -98,9 +98,6 @@ fn stream_k_needs_a_persistent_grid_which_takes_no_cluster_and_flags_are_0_or_1(
     assert!(e.contains("STREAMK = 1 needs PERSISTENT = 1"), "{e}");
     let e = launch(&[("PERSISTENT", 1), ("STREAMK", 2)]).unwrap_err();
     assert!(e.contains("STREAMK = 2"), "{e}");
-    let e = launch(&[("STAGGER", 1), ("PROMOTE", 1)]).unwrap_err();
-    assert!(e.contains("STAGGER = 1 needs PROMOTE"), "{e}");
-    assert!(launch(&[("STAGGER", 1), ("PROMOTE", 2)]).is_ok());
     let e = launch(&[("PERSISTENT", 1), ("CLUSTER_Y", 2)]).unwrap_err();
     assert!(e.contains("takes no cluster"), "{e}");
     assert!(launch(&[("CLUSTER_Y", 2)]).is_ok());

@@ -25,8 +25,10 @@
 // and then added to fp32 registers by the consumer (DeepGEMM's promotion, which does it every
 // k-tile of 128): twice the accumulator registers, and the wgmmas drained before each promotion.
 // Both consumers read the same stages, so they drain together; ncu saw fp8's tensor pipe 78-80%
-// busy against int8's 90% (log 2026-12-01-s10-1). STAGGER = 1 ends the second consumer's groups
-// one k-tile later, so one consumer's wgmmas run while the other promotes (not yet measured).
+// busy against int8's 90% (log 2026-12-01-s10-1). Offsetting the second consumer's groups by a
+// k-tile lost 3-20% in every candidate (log 2026-12-01-s11-1). Within a group each stage is
+// released as soon as its wgmmas are done, as without promotion, so the ring never waits for a
+// promotion and longer groups need no more stages.
 //
 // CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
 // both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. On the H200 it runs
@@ -105,9 +107,6 @@ typedef float2 lab_acc2;
 #ifndef STREAMK
 #define STREAMK 0
 #endif
-#ifndef STAGGER  // fp8: 1 offsets the second consumer's promotions by one k-tile
-#define STAGGER 0
-#endif
 #ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
 #define SLICED_C 1
 #endif
@@ -131,8 +130,6 @@ static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + SLICE_BYTES + 1024 <
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
-static_assert(STAGES > PROMOTE + STAGGER, "the stages of a promotion's k-tiles (the two consumers' groups, staggered) are held until it, and one more must load");
-static_assert(STAGGER == 0 || (STAGGER == 1 && PROMOTE > 1), "staggering offsets groups of two or more k-tiles");
 #if defined(CLUSTER_X) || defined(CLUSTER_Z)
 #error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
 #endif
@@ -484,21 +481,25 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
             const uint64_t a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
             lab_wgmma_fence();
 #if PROMOTE
-            // PROMOTE k-tiles summed by the Tensor Cores from zero, then added to fp32 registers;
-            // the stages they read are released together once their wgmmas are done. g is the
-            // k-tile's place in its group (STAGGER: the second consumer's groups end one k-tile later).
-            // `before`: the k-tiles of its group before this one (a unit's first group may be cut short).
-            const int g = (t + (STAGGER ? wg - 1 : 0)) % PROMOTE, before = STAGGER ? min(g, t) : g;
-            lab_wgmma_tile(d, a, b, before == 0);
+            // PROMOTE k-tiles summed by the Tensor Cores from zero (g: the k-tile's place in its
+            // group), then added to fp32 registers. The previous k-tile's stage is released once
+            // its wgmmas are done; a group's last drains all and releases its own too.
+            const int g = t % PROMOTE;
+            lab_wgmma_tile(d, a, b, g == 0);
             lab_wgmma_commit();
             if (g == PROMOTE - 1 || t == n - 1) {
                 lab_wgmma_wait<0>();
-                if (tid == 0)
-                    for (int v = it - before; v <= it; ++v) lab_mbar_arrive_cluster(&empty[v % STAGES]);
+                if (tid == 0) {
+                    if (g > 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+                    lab_mbar_arrive_cluster(&empty[s]);
+                }
 #pragma unroll
                 for (int m = 0; m < MT; ++m)
 #pragma unroll
                     for (int i = 0; i < BN / 2; ++i) sum[m][i] += d[m][i];
+            } else {
+                lab_wgmma_wait<1>();
+                if (g > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
             }
 #else
             lab_wgmma_tile(d, a, b, t == 0);

@@ -183,14 +183,10 @@ impl Launch {
                     None
                 };
                 // PERSISTENT = 1: one resident block an SM, walking the tiles; STREAMK = 1 splits
-                // its last wave (SLICED_C picks its epilogue and STAGGER fp8's promotions: checked
-                // here, read by the kernel).
+                // its last wave (SLICED_C picks its epilogue: checked here, read by the kernel).
                 let persistent = flag("PERSISTENT")?;
                 let stream_k = flag("STREAMK")?;
                 flag("SLICED_C")?;
-                if flag("STAGGER")? && get("PROMOTE").unwrap_or(0) < 2 {
-                    return Err("STAGGER = 1 needs PROMOTE = 2 or more (it offsets groups of k-tiles)".into());
-                }
                 if stream_k && !persistent {
                     return Err("STREAMK = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());
                 }
