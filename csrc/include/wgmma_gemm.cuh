@@ -49,6 +49,12 @@
 // arrive adds the others' slots to its own registers, stores C and zeroes the counter for the next
 // launch. Nothing waits for another block, so no order of the blocks can deadlock.
 //
+// PINGPONG = 1 (with PERSISTENT): the consumers take alternate tiles whole, BM rows each (MT =
+// BM / 64), instead of halves of every tile (CUTLASS's ping-pong schedule). Their main loops take
+// turns, handed over by two named barriers, so one consumer's C leaves while the other's wgmmas
+// run: the epilogue no longer stops the Tensor Cores. The handover also keeps a consumer from
+// waiting on a stage's barrier more than one phase ahead (its parity would alias).
+//
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
 // a block stages C through the drained ring; a persistent block, whose ring holds the next tile,
@@ -107,11 +113,15 @@ typedef float2 lab_acc2;
 #ifndef STREAMK
 #define STREAMK 0
 #endif
+#ifndef PINGPONG
+#define PINGPONG 0
+#endif
 #ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
 #define SLICED_C 1
 #endif
 
-#define MT (BM / 128)  // 64-row blocks of the tile each consumer warpgroup multiplies
+#define MT (BM / (PINGPONG ? 64 : 128))  // 64-row blocks of a tile each consumer warpgroup multiplies
+#define WG_ROW(wg) (PINGPONG ? 0 : ((wg) - 1) * 64 * MT)  // its first row in the tile
 #define STAGE_A (BM * 128)
 #define STAGE_B (BN * 128)
 #define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
@@ -136,6 +146,7 @@ static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's na
 static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent tile rows sharing B");
 static_assert(PERSISTENT == 0 || CLUSTER_Y == 1, "a persistent block walks tiles alone");
 static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
+static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C && !STREAMK), "ping-pong alternates a persistent block's whole tiles, C sliced");
 static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
@@ -237,7 +248,7 @@ __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da,
 __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const lab_acc (&d)[MT][BN / 2], unsigned char* ring, int wg, int tid,
                                             int row0, int col0) {
     const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
-    const int top = row0 + (wg - 1) * 64 * MT, height = min(64 * MT, p.g.m - top), width = min(BN, p.g.n - col0);
+    const int top = row0 + WG_ROW(wg), height = min(64 * MT, p.g.m - top), width = min(BN, p.g.n - col0);
 #if PERSISTENT && SLICED_C
     if (MT == 1 && p.c_tma) {
         // C's rows are 16-byte aligned: each slice of 64 rows x SLICE columns goes out by one TMA
@@ -454,7 +465,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
     // Stage 0's descriptors of this warpgroup's A rows and of B; stage s is s * (STAGE_A + STAGE_B) on.
     // (Opaque values, so the compiler keeps them rather than recomputing them every k-tile.)
-    uint64_t da0 = lab_desc(ring + (wg - 1) * 64 * MT * 128, 16, 1024, LAB_SWIZZLE_128B);
+    uint64_t da0 = lab_desc(ring + WG_ROW(wg) * 128, 16, 1024, LAB_SWIZZLE_128B);
     uint64_t db0 = lab_desc(ring + STAGE_A, LAB_B_KMAJOR ? 16 : CHUNK_B, 1024, LAB_SWIZZLE_128B);
     asm volatile("" : "+l"(da0), "+l"(db0));
     int it = 0;
@@ -463,6 +474,15 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         int row0, col0;
         tiles.at(w.id, row0, col0);
         const int n = w.k1 - w.k0;  // k-tiles of this unit
+#if PINGPONG
+        // Consumer 1 takes the even units, 2 the odd ones, each after the other's main loop of
+        // the unit before (named barrier 5 + wg, arrived on by the other consumer).
+        if (u % 2 != wg - 1) {
+            it += n;
+            continue;
+        }
+        if (u > 0) asm volatile("bar.sync %0, 256;\n" ::"r"(5 + wg) : "memory");
+#endif
         lab_acc d[MT][BN / 2];
 #pragma unroll
         for (int m = 0; m < MT; ++m)
@@ -509,6 +529,12 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
             if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
 #endif
         }
+#if PINGPONG
+        // Every full barrier of this unit has been waited on: the other consumer may start its
+        // main loop of the next unit while these wgmmas finish and C leaves.
+        lab_unit next;
+        if (tiles.unit(u + 1, next)) asm volatile("bar.arrive %0, 256;\n" ::"r"(8 - wg) : "memory");
+#endif
         lab_wgmma_wait<0>();
 #if PROMOTE
 #pragma unroll
@@ -539,7 +565,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             lab_mbar_init(&full[s], 1);
-            lab_mbar_init(&empty[s], 2 * CLUSTER_Y);  // each consumer warpgroup of the cluster
+            lab_mbar_init(&empty[s], PINGPONG ? 1 : 2 * CLUSTER_Y);  // each consumer warpgroup (of the cluster) reading it
         }
         lab_mbar_init_fence();
     }

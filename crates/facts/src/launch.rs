@@ -183,10 +183,15 @@ impl Launch {
                     None
                 };
                 // PERSISTENT = 1: one resident block an SM, walking the tiles; STREAMK = 1 splits
-                // its last wave (SLICED_C picks its epilogue: checked here, read by the kernel).
+                // its last wave; PINGPONG = 1 gives its consumers alternate tiles (SLICED_C picks
+                // its epilogue: checked here, read by the kernel).
                 let persistent = flag("PERSISTENT")?;
                 let stream_k = flag("STREAMK")?;
+                let sliced = get("SLICED_C").unwrap_or(1) == 1;
                 flag("SLICED_C")?;
+                if flag("PINGPONG")? && !(persistent && sliced && !stream_k) {
+                    return Err("PINGPONG = 1 needs PERSISTENT = 1, SLICED_C = 1 and STREAMK = 0 (it alternates whole tiles)".into());
+                }
                 if stream_k && !persistent {
                     return Err("STREAMK = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());
                 }

@@ -1,0 +1,7 @@
+// Technique: bf16_01's kernel with the ping-pong schedule (tensor_07): the consumers take
+//   alternate tiles whole and take turns in the main loop.
+// Teaches: the epilogue's share of a bf16 GEMM, bf16_01 beside it in the same run.
+// Limits: as bf16_01; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
+#include "wgmma_gemm.cuh"
+
+extern "C" __global__ void __launch_bounds__(384, 1) bf16_02_pingpong(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

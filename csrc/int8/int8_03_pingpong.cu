@@ -1,0 +1,7 @@
+// Technique: int8_02's kernel with the ping-pong schedule (tensor_07): the consumers take
+//   alternate tiles whole and take turns in the main loop.
+// Teaches: the epilogue's share of an int8 GEMM, whose C (s32) is four times its inputs' bytes.
+// Limits: as int8_02; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
+#include "wgmma_gemm.cuh"
+
+extern "C" __global__ void __launch_bounds__(384, 1) int8_03_pingpong(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

@@ -1,0 +1,10 @@
+// Technique: rung 5's kernel (wgmma_gemm.cuh) persistent, with the ping-pong schedule: the two
+//   consumer warpgroups take alternate tiles whole (128 x BN each) and take turns in the main
+//   loop, so one stores its C while the other's wgmmas run.
+// Teaches: what the epilogue costs when it stops the Tensor Cores (rung 6 beside it: persistent,
+//   both consumers on every tile, so both store C at once).
+// Limits: as rung 5; the accumulators of a 128-row tile in one warpgroup (BN <= 192); C leaves
+//   through shared-memory slices by coalesced stores, not TMA.
+#include "wgmma_gemm.cuh"
+
+extern "C" __global__ void __launch_bounds__(384, 1) tensor_07_pingpong(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
