@@ -120,9 +120,18 @@ fn source_hash(nvcc: &Nvcc, job: &Job, include: &Path, flags: &[String]) -> Resu
 }
 
 /// Compiles every job, several at a time, with `include` on the include path; a job whose hash
-/// matches its last build is reused.
+/// matches its last build is reused. The outputs of variants no manifest names any more are
+/// removed, so a bundle of the folder's fatbins holds only the current set.
 pub fn compile_all(nvcc: &Nvcc, include: &Path, out_dir: &Path, jobs: Vec<Job>) -> Result<Vec<Built>, String> {
     std::fs::create_dir_all(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?;
+    let names: std::collections::HashSet<&str> = jobs.iter().map(|j| j.entry.name.as_str()).collect();
+    for entry in std::fs::read_dir(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let stem = [".fatbin", ".ptxas.txt", ".hash"].iter().find_map(|ext| file.strip_suffix(ext));
+        if stem.is_some_and(|s| !names.contains(s)) {
+            std::fs::remove_file(entry.path()).map_err(|e| format!("{}: {e}", entry.path().display()))?;
+        }
+    }
     let queue = Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>());
     let results = Mutex::new(Vec::new());
     let workers = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
