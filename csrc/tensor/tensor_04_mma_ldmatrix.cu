@@ -4,24 +4,26 @@
 //   and ldmatrix.trans turns row-major B into the column fragments mma wants; the XOR swizzle of
 //   16-byte chunks puts the eight rows an 8x8 load touches in eight different bank groups, with no
 //   padding; each warp owns a WM x WN tile of (WM / 16) x (WN / 8) accumulators.
-// Limits: BK = 32 and BN = 128 (the swizzles assume 4 and 16 chunks a row); k and n multiples of
-//   8; stages in static shared memory (at most 48 KB); the epilogue stores fp32 pairs from
-//   registers with bounds checks.
+// Limits: BK 32 or 64 and BN 128 or 256 (the swizzles below); k and n multiples of 8; the stages
+//   in dynamic shared memory (LAB_DYN_SMEM, within the 99 KB every sm_80+ part allows), so the
+//   search reaches the 128 x 256 tiles, 64 x 64 warp tiles and 3-4 stages of the Ampere recipe;
+//   the epilogue stores fp32 from registers with bounds checks.
 #include "cp_async.cuh"
 #include "mma_tiles.cuh"
 
 #define THREADS (BLOCK_X)
 #define WARPS (THREADS / 32)
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
-static_assert(BK == 32 && BN == 128, "the swizzles below are for 32-wide A rows and 128-wide B rows");
+static_assert((BK == 32 || BK == 64) && (BN == 128 || BN == 256), "the swizzles below are for 32- or 64-wide A rows, 128- or 256-wide B rows");
 static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "warps tile the block");
 static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte copies per thread");
-static_assert(STAGES >= 2 && STAGES * (BM * BK + BK * BN) * 2 <= 49152, "stages fit in 48 KB");
+static_assert(STAGES >= 2 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "the stages fit the dynamic shared memory");
 
-// Element offsets of 16-byte chunk c of row r, swizzled: A rows hold 4 chunks (64 B), so rows
-// 2 apart share banks and the chunk is XORed with (r / 2) % 4; B rows hold 16 chunks (256 B), all
-// rows share banks, and the chunk is XORed with r % 8.
-__device__ __forceinline__ int a_off(int r, int c) { return r * BK + ((c ^ ((r >> 1) & 3)) << 3); }
+// Element offsets of 16-byte chunk c of row r, swizzled so the eight rows an 8x8 ldmatrix reads
+// fall in eight different bank groups: 32-wide A rows hold 4 chunks (64 B), so rows 2 apart share
+// banks and the chunk is XORed with (r / 2) % 4; rows of 8 or more chunks (128 B and up) all
+// share banks, and the chunk is XORed with r % 8.
+__device__ __forceinline__ int a_off(int r, int c) { return r * BK + ((c ^ (BK == 32 ? (r >> 1) & 3 : r & 7)) << 3); }
 __device__ __forceinline__ int b_off(int r, int c) { return r * BN + ((c ^ (r & 7)) << 3); }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], const void* p) {
@@ -61,8 +63,9 @@ __device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, unsigned s
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_tc_args p) {
-    __shared__ __align__(128) unsigned short sa[STAGES][BM * BK];
-    __shared__ __align__(128) unsigned short sb[STAGES][BK * BN];
+    extern __shared__ __align__(128) unsigned short stages[];
+    unsigned short* sa = stages;                     // STAGES x BM x BK
+    unsigned short* sb = stages + STAGES * BM * BK;  // STAGES x BK x BN
     constexpr int MT = WM / 16, NT = WN / 8;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
@@ -73,17 +76,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
 
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
-        if (t < tiles) load_stage(p, sa[t], sb[t], row0, col0, t * BK);
+        if (t < tiles) load_stage(p, sa + t * BM * BK, sb + t * BK * BN, row0, col0, t * BK);
         lab_cp_async_commit();
     }
     for (int t = 0; t < tiles; ++t) {
         lab_cp_async_wait<STAGES - 2>();
         __syncthreads();
         const int next = t + STAGES - 1;
-        if (next < tiles) load_stage(p, sa[next % STAGES], sb[next % STAGES], row0, col0, next * BK);
+        if (next < tiles) load_stage(p, sa + next % STAGES * BM * BK, sb + next % STAGES * BK * BN, row0, col0, next * BK);
         lab_cp_async_commit();
-        const unsigned short* A = sa[t % STAGES];
-        const unsigned short* B = sb[t % STAGES];
+        const unsigned short* A = sa + t % STAGES * BM * BK;
+        const unsigned short* B = sb + t % STAGES * BK * BN;
 #pragma unroll
         for (int kk = 0; kk < BK; kk += 16) {
             unsigned af[MT][4], bf[NT / 2][4];
