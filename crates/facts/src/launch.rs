@@ -113,7 +113,7 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
 
 /// The Tensor Core GEMM families' protocol.
 const TENSOR_CORE: &str =
-    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM (STREAMK = 1 splits its last wave)";
+    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM (STREAMK = 1 splits its last wave, PINGPONG = 1 alternates whole tiles between its consumers)";
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
@@ -187,8 +187,8 @@ impl Launch {
                 // its epilogue: checked here, read by the kernel).
                 let persistent = flag("PERSISTENT")?;
                 let stream_k = flag("STREAMK")?;
-                let sliced = get("SLICED_C").unwrap_or(1) == 1;
                 flag("SLICED_C")?;
+                let sliced = get("SLICED_C") != Some(0); // the kernel's default is 1
                 if flag("PINGPONG")? && !(persistent && sliced && !stream_k) {
                     return Err("PINGPONG = 1 needs PERSISTENT = 1, SLICED_C = 1 and STREAMK = 0 (it alternates whole tiles)".into());
                 }
