@@ -26,9 +26,10 @@
 // k-tile of 128): twice the accumulator registers, and the wgmmas drained before each promotion.
 // Both consumers read the same stages, so they drain together; ncu saw fp8's tensor pipe 78-80%
 // busy against int8's 90% (log 2026-12-01-s10-1). Offsetting the second consumer's groups by a
-// k-tile did not help: its best candidate ran 0.813 ms against 0.793 ms without (log 2026-12-01-s11-1). Within a group each stage is
-// released as soon as its wgmmas are done, as without promotion, so the ring never waits for a
-// promotion and longer groups need no more stages.
+// k-tile did not help: its best candidate ran 0.813 ms against 0.793 ms without (log
+// 2026-12-01-s11-1). Within a group each stage is released as soon as its wgmmas are done, as
+// without promotion, so the ring never waits for a promotion and longer groups need no more
+// stages.
 //
 // CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
 // both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. On the H200 it runs
