@@ -11,8 +11,9 @@
 #                       $SANITIZE_GPU (default 0); the families named, else all
 #   ncu-check V:S ...   each variant V at size S: the burst regime's median against ncu's
 #                       gpu__time_duration of `kernel-lab profile` (fails beyond 3%)
-#   ncu-detail F S RE   Nsight Compute's throughput, pipe, shared-memory and warp-stall figures for
-#                       the first four kernels whose names match RE in `verify F --size S`
+#   ncu-detail F S RE   Nsight Compute's throughput, pipe, shared-memory, warp-stall, launch and
+#                       occupancy figures for the first four kernels whose names match RE in
+#                       `verify F --size S`
 #                       (the lab's rungs and the vendor library's kernels side by side)
 #   noise R N V:S ...   N back-to-back runs of `bench V --size S` for each V:S in regime R, each
 #                       run in its own folder, then `compare` of each run with the one before
@@ -147,6 +148,7 @@ for step in "$@"; do
     ncu-detail\ *)
         read -ra words <<<"${step#ncu-detail }" && cmd=(ncu --clock-control none --launch-count 4 -k "regex:${words[2]}"
             --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis --section WarpStateStats
+            --section LaunchStats --section Occupancy
             --metrics "regex:sm__pipe_tensor_op.*cycles_active.avg.pct_of_peak_sustained_active,regex:smsp__average_warps_issue_stalled_.*_per_issue_active.ratio,sm__cycles_elapsed.avg.per_second"
             dist/kernel-lab verify "${words[0]}" --size "${words[1]}" --in-process --seed 1)
         ;;
