@@ -36,7 +36,7 @@ __device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f3
         __syncthreads();
         buf ^= 1;
     }
-    w.template store<kVec>(p, row0, col0);
+    w.store(p, row0, col0);
 }
 
 // The loop compiled twice, on one pair of buffers: float4 moves where the launch allows them,

@@ -3,6 +3,17 @@
 #pragma once
 #include "lab_device.cuh"
 
+// PAD_ROWS = 1 (the sgemm protocol): the host hands over A and B with every row padded with
+// zeros to a pitch of whole float4s (copied by the module's lab_pad_rows, inside the timed work,
+// where the rows themselves are not), so the float4 loop runs at any k and n; the last float4 of
+// a row may reach past its end, into the zeros.
+#ifndef PAD_ROWS
+#define PAD_ROWS 0
+#endif
+#if PAD_ROWS
+#include "pad_rows.cuh"
+#endif
+
 // Whether the rows of a row-major matrix can be read and written as float4: every row starts
 // 16-byte aligned (ld % 4 == 0 and an aligned base) and holds whole float4s (cols % 4 == 0). The
 // same for every thread of a launch: a kernel branches on it once, into a main loop compiled
@@ -109,6 +120,19 @@ __device__ __forceinline__ void lab_store4(float* C, int ldc, int m, int n, int 
     *c = v;
 }
 
+// Whether the tiles of A and B of a launch move as float4s: the one branch an any-shape rung's
+// main loop takes. With PAD_ROWS the rows' lengths do not matter (zeros follow each row).
+__device__ __forceinline__ bool lab_gemm_vec4(const lab_gemm_f32_args& p) {
+    const int k4 = PAD_ROWS ? 4 : p.k, n4 = PAD_ROWS ? 4 : p.n;
+    return lab_rows_vec4(lab_ptr<const float>(p.a), p.lda, k4) && lab_rows_vec4(lab_ptr<const float>(p.b), p.ldb, n4);
+}
+
+// Whether C's rows take float4 stores: the epilogue's own branch, so a C of odd rows leaves the
+// main loop vectorized.
+__device__ __forceinline__ bool lab_gemm_c_vec4(const lab_gemm_f32_args& p) {
+    return lab_rows_vec4(lab_ptr<const float>(p.c), p.ldc, p.n);
+}
+
 // The warp tiling every rung from 07 on shares: a block of kThreads computes a kBm x kBn tile; each
 // warp a kWm x kWn warp tile, walked as WMITER x kWNIter sub-tiles of WSUBM x WSUBN, in which each
 // lane owns kTm x kTn outputs. Keeping a warp's outputs together makes its shared-memory reads of
@@ -157,6 +181,13 @@ struct WarpTile {
         }
     }
 
+    __device__ __forceinline__ void store(const lab_gemm_f32_args& p, int row0, int col0) const {
+        if (lab_gemm_c_vec4(p))
+            store<true>(p, row0, col0);
+        else
+            store<false>(p, row0, col0);
+    }
+
     template <bool kVec>
     __device__ __forceinline__ void store(const lab_gemm_f32_args& p, int row0, int col0) const {
         float* C = lab_ptr<float>(p.c);
@@ -174,9 +205,3 @@ struct WarpTile {
                     }
     }
 };
-
-// Whether A, B and C of a launch all move as float4s: the one branch an any-shape rung takes.
-__device__ __forceinline__ bool lab_gemm_vec4(const lab_gemm_f32_args& p) {
-    return lab_rows_vec4(lab_ptr<const float>(p.a), p.lda, p.k) && lab_rows_vec4(lab_ptr<const float>(p.b), p.ldb, p.n) &&
-           lab_rows_vec4(lab_ptr<const float>(p.c), p.ldc, p.n);
-}

@@ -31,7 +31,7 @@ __device__ __forceinline__ void warptiled(const lab_gemm_f32_args& p, float* As,
         w.mma(As, Bs);
         __syncthreads();
     }
-    w.template store<kVec>(p, row0, col0);
+    w.store(p, row0, col0);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) sgemm_07_warptiling(lab_gemm_f32_args p) {

@@ -6,6 +6,7 @@ pub mod inputs;
 pub mod l2;
 pub mod memory;
 pub mod peak;
+pub mod pitched;
 pub mod reduce;
 pub mod sgemm;
 pub mod shapes;

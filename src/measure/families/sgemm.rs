@@ -7,9 +7,10 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use rand::{RngExt, SeedableRng};
 
 use super::inputs::{poison, random_f32};
+use super::pitched::pitched;
 use super::{Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
-use crate::facts::launch::Launch;
+use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_gemm_f32_args;
@@ -118,6 +119,8 @@ impl Family for Sgemm {
             b: gpu.stream.clone_htod(&b)?,
             // SAFETY: every use is preceded by poison() or a full write by the product under test.
             c: unsafe { gpu.stream.alloc::<f32>(c_len) }?,
+            a_pitched: None,
+            b_pitched: None,
             idx,
             want,
         }))
@@ -174,8 +177,22 @@ struct GemmCase {
     a: CudaSlice<f32>,
     b: CudaSlice<f32>,
     c: CudaSlice<f32>,
+    /// A and B at a pitch of whole float4s, for kernels with PAD_ROWS, when their own rows are not.
+    a_pitched: Option<CudaSlice<f32>>,
+    b_pitched: Option<CudaSlice<f32>>,
     idx: Vec<usize>,
     want: Vec<f64>,
+}
+
+/// The row pitch a PAD_ROWS kernel gets `cols` floats at: the rows themselves where they are
+/// whole float4s, else padded to 128 bytes (the copy is made anyway; whole lines cost no extra
+/// sector a row).
+fn float4_pitch(cols: usize) -> usize {
+    if cols % 4 == 0 {
+        cols
+    } else {
+        cols.next_multiple_of(32)
+    }
 }
 
 impl Case for GemmCase {
@@ -185,12 +202,18 @@ impl Case for GemmCase {
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
         let grid = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
-        let (a, _a) = self.a.device_ptr(&gpu.stream);
-        let (b, _b) = self.b.device_ptr(&gpu.stream);
+        let (m, n, k) = (self.m, self.n, self.k);
+        // PAD_ROWS: rows that are not whole float4s are first copied to a pitch that is, zeros
+        // past each row (part of the timed work), so the kernel's float4 loop runs at any shape.
+        let pad = matches!(kernel.launch.params, Params::Gemm { pad_rows: true, .. });
+        let (lda, ldb) = if pad { (float4_pitch(k), float4_pitch(n)) } else { (k, n) };
+        let a = pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
+        let b = pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?;
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
-        let (m, n, k) = (self.m as i32, self.n as i32, self.k as i32);
-        let args = lab_gemm_f32_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n, alpha: 1.0, beta: 0.0 };
-        // SAFETY: sgemm kernels take lab_gemm_f32_args; A is m*k, B is k*n, C is m*n floats.
+        let [m, n, k, lda, ldb] = [m, n, k, lda, ldb].map(|d| d as i32);
+        let args = lab_gemm_f32_args { a, b, c, m, n, k, lda, ldb, ldc: n, alpha: 1.0, beta: 0.0 };
+        // SAFETY: sgemm kernels take lab_gemm_f32_args; A is m rows of pitch lda (k used), B k
+        // rows of pitch ldb (n used), C m*n floats.
         unsafe { kernel.launch(gpu, grid, &args) }
     }
 

@@ -16,6 +16,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use self::kinds::{Bf16, Fp16, Fp8, Int8, Kind, Tf32};
 use super::inputs::poison;
+use super::pitched::pitched;
 use super::sgemm::{gemm_suites, gemm_work, reference};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
 use crate::error::{LabError, Result};
@@ -135,7 +136,7 @@ impl<K: Kind> Case for MmaCase<K> {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let Params::Gemm { tma_bk, tile: (bm, bn), stream_k } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
+        let Params::Gemm { tma_bk, tile: (bm, bn), stream_k, .. } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
         let grid = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
         let (m, n, k) = (self.m, self.n, self.k);
         let Some(bk) = tma_bk else {
@@ -152,17 +153,17 @@ impl<K: Kind> Case for MmaCase<K> {
         // copied to such a pitch (part of the timed work); TMA zero-fills past the true edges.
         let size = std::mem::size_of::<K::In>();
         let lda = tma::fast_pitch(k, size);
-        let a = tma::pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
+        let a = pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
         // K-major B: boxes of BK x BN, like A's, or each block of a cluster its share of the
         // rows; MN-major: 128-byte column chunks, BK rows.
         let (b, ldb, dims, boxes) = match &self.b_t {
             Some(b_t) => {
                 let ldb = tma::fast_pitch(k, size);
-                (tma::pitched(gpu, kernel, b_t, &mut self.b_pitched, n, k, ldb)?, ldb, [k, n], [bk, bn / kernel.launch.cluster[1]])
+                (pitched(gpu, kernel, b_t, &mut self.b_pitched, n, k, ldb)?, ldb, [k, n], [bk, bn / kernel.launch.cluster[1]])
             }
             None => {
                 let ldb = tma::fast_pitch(n, size);
-                (tma::pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?, ldb, [n, k], [(128 / size) as u32, bk])
+                (pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?, ldb, [n, k], [(128 / size) as u32, bk])
             }
         };
         let (partials, arrivals) = if stream_k {
