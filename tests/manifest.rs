@@ -124,6 +124,23 @@ fn grids_follow_the_launch() {
 }
 
 #[test]
+fn sgemm_pads_rows_and_splits_k_only_when_asked() {
+    let arch = kernel_lab::facts::arch::ArchReq::parse("sm_70+").unwrap();
+    let launch = |defs: &[(&str, i64)]| {
+        let all: Vec<(&str, i64)> = [("BM", 128), ("BN", 128)].into_iter().chain(defs.iter().copied()).collect();
+        Launch::parse("sgemm", &arch, &|n| all.iter().find(|(k, _)| *k == n).map(|p| p.1))
+    };
+    let plain = launch(&[]).unwrap().params;
+    assert!(matches!(plain, Params::Gemm { pad_rows: false, split_k: 1, .. }), "{plain:?}");
+    let both = launch(&[("PAD_ROWS", 1), ("SPLIT_K", 3)]).unwrap().params;
+    assert!(matches!(both, Params::Gemm { pad_rows: true, split_k: 3, .. }), "{both:?}");
+    let e = launch(&[("SPLIT_K", 0)]).unwrap_err();
+    assert!(e.contains("SPLIT_K = 0"), "{e}");
+    let e = launch(&[("PAD_ROWS", 2)]).unwrap_err();
+    assert!(e.contains("PAD_ROWS = 2"), "{e}");
+}
+
+#[test]
 fn constraint_sets_are_shared_and_named() {
     let text = "[constraint_sets]\ntile = [\"BM % 16 == 0\", \"BN % 16 == 0\"]\n\n[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [64]\ndefines = { BM = 32, BN = 64 }\nconstraint_sets = [\"tile\"]\nconstraints = [\"BM * BN <= 4096\"]\n";
     let v = parse("sgemm", text).unwrap();

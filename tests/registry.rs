@@ -47,9 +47,9 @@ fn launches_are_typed_from_the_manifest() {
     let sgemm = registry::by_name("sgemm_08_double_buffered").unwrap();
     assert_eq!(sgemm.launch.grid, Grid::Tiles { x: 128, y: 128 });
     let tma = registry::by_name("tensor_05_wgmma_tma").unwrap();
-    assert_eq!(tma.launch.params, Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: false, pad_rows: false });
+    assert_eq!(tma.launch.params, Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: false, pad_rows: false, split_k: 1 });
     let sk = registry::by_name("tensor_06_stream_k").unwrap();
-    assert_eq!(sk.launch.params, Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: true, pad_rows: false });
+    assert_eq!(sk.launch.params, Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: true, pad_rows: false, split_k: 1 });
     assert_eq!(tma.launch.dyn_smem_bytes, 231424, "LAB_DYN_SMEM is the launch's dynamic shared memory");
     let peak = registry::by_name("peak_01_simt_fma_fp32").unwrap();
     assert!(

@@ -5,6 +5,14 @@
 #pragma once
 #include "sgemm_tiles.cuh"
 
+// SPLIT_K (the sgemm protocol): blockIdx.z picks one of SPLIT_K slices of K, whole kBk steps
+// each, and the tile's slices add into C (zeroed by the host), for shapes whose tiles alone
+// leave SMs idle or a last wave nearly empty.
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+static_assert(SPLIT_K >= 1, "K slices per tile");
+
 template <int kThreads, int kBm, int kBn, int kBk, int kWm, int kWn, int kWNIter, int kTm, int kTn, bool kVec>
 __device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f32_args& p, int tileRow, int tileCol,
                                                                float (&As)[2][kBk * kBm], float (&Bs)[2][kBk * kBn]) {
@@ -16,14 +24,17 @@ __device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f3
     ATile<kBm, kBk, kThreads> a;
     BTile<kBn, kBk, kThreads> b;
     WarpTile<kThreads, kBm, kBn, kBk, kWm, kWn, kWNIter, kTm, kTn> w(tid);
-    a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, 0, tid);
-    b.template fetch<kVec>(B, p.ldb, p.k, p.n, 0, col0, tid);
+    const int slice = (p.k + SPLIT_K * kBk - 1) / (SPLIT_K * kBk) * kBk;  // K per slice, whole steps
+    const int kBegin = SPLIT_K > 1 ? blockIdx.z * slice : 0;
+    const int kEnd = SPLIT_K > 1 ? min(p.k, kBegin + slice) : p.k;
+    a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, kBegin, tid);
+    b.template fetch<kVec>(B, p.ldb, p.k, p.n, kBegin, col0, tid);
     a.store(As[0], tid);
     b.store(Bs[0], tid);
     __syncthreads();
     int buf = 0;
-    for (int k0 = 0; k0 < p.k; k0 += kBk) {
-        const bool next = k0 + kBk < p.k;
+    for (int k0 = kBegin; k0 < kEnd; k0 += kBk) {
+        const bool next = k0 + kBk < kEnd;
         if (next) {  // issued now, used after the math: the loads' latency hides behind it
             a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, k0 + kBk, tid);
             b.template fetch<kVec>(B, p.ldb, p.k, p.n, k0 + kBk, col0, tid);
@@ -36,7 +47,7 @@ __device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f3
         __syncthreads();
         buf ^= 1;
     }
-    w.store(p, row0, col0);
+    w.template store<(SPLIT_K > 1)>(p, row0, col0);
 }
 
 // The loop compiled twice, on one pair of buffers: float4 moves where the launch allows them,

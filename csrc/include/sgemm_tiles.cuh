@@ -120,6 +120,26 @@ __device__ __forceinline__ void lab_store4(float* C, int ldc, int m, int n, int 
     *c = v;
 }
 
+// C += alpha * v for the four outputs of one row inside the matrix, atomically: split-K, where the
+// K slices of a tile each add their share into C (zeroed by the host). One float4 reduction where
+// kVec on sm_90+ (RED.128), else one per element.
+template <bool kVec>
+__device__ __forceinline__ void lab_add4(float* C, int ldc, int m, int n, int row, int col, float4 v, float alpha) {
+    if (row >= m || col >= n) return;
+    v.x *= alpha; v.y *= alpha; v.z *= alpha; v.w *= alpha;
+    float* c = &C[(size_t)row * ldc + col];
+#if __CUDA_ARCH__ >= 900
+    if (kVec) {
+        atomicAdd(reinterpret_cast<float4*>(c), v);
+        return;
+    }
+#endif
+    const float o[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e)
+        if (col + e < n) atomicAdd(c + e, o[e]);
+}
+
 // Whether the tiles of A and B of a launch move as float4s: the one branch an any-shape rung's
 // main loop takes. With PAD_ROWS the rows' lengths do not matter (zeros follow each row).
 __device__ __forceinline__ bool lab_gemm_vec4(const lab_gemm_f32_args& p) {
@@ -181,14 +201,16 @@ struct WarpTile {
         }
     }
 
+    // C = alpha * acc + beta * C, or with kAdd C += alpha * acc atomically (split-K).
+    template <bool kAdd = false>
     __device__ __forceinline__ void store(const lab_gemm_f32_args& p, int row0, int col0) const {
         if (lab_gemm_c_vec4(p))
-            store<true>(p, row0, col0);
+            store<kAdd, true>(p, row0, col0);
         else
-            store<false>(p, row0, col0);
+            store<kAdd, false>(p, row0, col0);
     }
 
-    template <bool kVec>
+    template <bool kAdd, bool kVec>
     __device__ __forceinline__ void store(const lab_gemm_f32_args& p, int row0, int col0) const {
         float* C = lab_ptr<float>(p.c);
 #pragma unroll
@@ -200,8 +222,12 @@ struct WarpTile {
 #pragma unroll
                     for (int j = 0; j < kTn; j += 4) {
                         const float* a = &acc[(wm * kTm + i) * kWNIter * kTn + wn * kTn + j];
-                        lab_store4<kVec>(C, p.ldc, p.m, p.n, row0 + rowOff + wm * WSUBM + i, col0 + colOff + wn * WSUBN + j,
-                                         make_float4(a[0], a[1], a[2], a[3]), p.alpha, p.beta);
+                        const int row = row0 + rowOff + wm * WSUBM + i, col = col0 + colOff + wn * WSUBN + j;
+                        const float4 v = make_float4(a[0], a[1], a[2], a[3]);
+                        if (kAdd)
+                            lab_add4<kVec>(C, p.ldc, p.m, p.n, row, col, v, p.alpha);
+                        else
+                            lab_store4<kVec>(C, p.ldc, p.m, p.n, row, col, v, p.alpha, p.beta);
                     }
     }
 };

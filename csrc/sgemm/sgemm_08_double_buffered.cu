@@ -4,7 +4,9 @@
 //   FMAs and each BK step needs one barrier instead of two. It uses plain loads, so it runs on
 //   every architecture (Volta included); the loop is in sgemm_double_buffer.cuh.
 // Limits: the staging registers compete with the accumulators (watch spills in `resources`);
-//   blocks are launched row by row, so concurrent blocks share little of B in L2 (rung 9).
+//   blocks are launched row by row, so concurrent blocks share little of B in L2 (rung 9). Where
+//   the tiles alone leave SMs idle, SPLIT_K slices each tile's K over blocks that add into C
+//   (the manifest's sgemm_08_double_buffered_split_k), at the cost of C's atomic traffic.
 #include "sgemm_double_buffer.cuh"
 
 #define THREADS (BLOCK_X)

@@ -68,5 +68,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) sgemm_10_cp_async(lab_gemm
         w.mma(At, Bs[s]);
         __syncthreads();  // At and stage s are read before they are written again
     }
-    w.store<true>(p, row0, col0);  // k % 4 == 0, n % 4 == 0: whole float4s
+    w.store<false, true>(p, row0, col0);  // k % 4 == 0, n % 4 == 0: whole float4s
 }

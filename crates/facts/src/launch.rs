@@ -64,12 +64,14 @@ pub enum Params {
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
     /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
     /// does not say it); `stream_k`: the kernel needs lab_gemm_tma_args' stream-K scratch;
-    /// `pad_rows`: A and B reach it with rows zero-padded to whole float4s (lab_pad_rows).
+    /// `pad_rows`: A and B reach it with rows zero-padded to whole float4s (lab_pad_rows);
+    /// `split_k`: that many blocks (grid z) share each tile's K, adding into a zeroed C.
     Gemm {
         tma_bk: Option<u32>,
         tile: (u32, u32),
         stream_k: bool,
         pad_rows: bool,
+        split_k: u32,
     },
     /// PREC is a lab.h LAB_* precision code; a task is ITERS x CHAINS x OPS operations; ACC
     /// accumulator elements per chain and TASK_THREADS threads per task (a warp unless a
@@ -104,7 +106,7 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
     ("l2", "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
     ("reduce", "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
     ("transpose", "TILE_X, TILE_Y (the tile one block moves)"),
-    ("sgemm", "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not)"),
+    ("sgemm", "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed)"),
     ("tensor", TENSOR_CORE),
     ("tf32", TENSOR_CORE),
     ("int8", TENSOR_CORE),
@@ -173,7 +175,13 @@ impl Launch {
             "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
             "sgemm" => (
                 Grid::Tiles { x: need("BN")?, y: need("BM")? },
-                Params::Gemm { tma_bk: None, tile: (need("BM")?, need("BN")?), stream_k: false, pad_rows: flag("PAD_ROWS")? },
+                Params::Gemm {
+                    tma_bk: None,
+                    tile: (need("BM")?, need("BN")?),
+                    stream_k: false,
+                    pad_rows: flag("PAD_ROWS")?,
+                    split_k: get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?,
+                },
             ),
             "tensor" | "tf32" | "int8" | "bf16" | "fp8" => {
                 let tma_bk = if flag("TMA")? {
@@ -205,7 +213,7 @@ impl Launch {
                 } else {
                     Grid::Tiles { x: need("BN")?, y: need("BM")? }
                 };
-                (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k, pad_rows: false })
+                (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k, pad_rows: false, split_k: 1 })
             }
             "peak" => {
                 let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;

@@ -8,7 +8,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::inputs::{poison, random_f32};
 use super::pitched::pitched;
-use super::{Case, Family, FamilyInfo, Shape, Shapes, Suite};
+use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
@@ -201,12 +201,16 @@ impl Case for GemmCase {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let grid = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
+        let Params::Gemm { pad_rows, split_k, .. } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
+        let (x, y, _) = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
         let (m, n, k) = (self.m, self.n, self.k);
         // PAD_ROWS: rows that are not whole float4s are first copied to a pitch that is, zeros
         // past each row (part of the timed work), so the kernel's float4 loop runs at any shape.
-        let pad = matches!(kernel.launch.params, Params::Gemm { pad_rows: true, .. });
-        let (lda, ldb) = if pad { (float4_pitch(k), float4_pitch(n)) } else { (k, n) };
+        let (lda, ldb) = if pad_rows { (float4_pitch(k), float4_pitch(n)) } else { (k, n) };
+        // SPLIT_K: the K slices of a tile add into C, so C starts at zero (timed too).
+        if split_k > 1 {
+            gpu.stream.memset_zeros(&mut self.c)?;
+        }
         let a = pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
         let b = pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?;
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
@@ -214,7 +218,7 @@ impl Case for GemmCase {
         let args = lab_gemm_f32_args { a, b, c, m, n, k, lda, ldb, ldc: n, alpha: 1.0, beta: 0.0 };
         // SAFETY: sgemm kernels take lab_gemm_f32_args; A is m rows of pitch lda (k used), B k
         // rows of pitch ldb (n used), C m*n floats.
-        unsafe { kernel.launch(gpu, grid, &args) }
+        unsafe { kernel.launch(gpu, (x, y, split_k), &args) }
     }
 
     /// Row-major C = A·B is column-major C^T = B^T·A^T: cuBLAS gets B first, with m and n swapped.
