@@ -66,6 +66,9 @@ fn filters_select_family_variant_or_substring() {
     assert_eq!(registry::select(None).unwrap().len(), all().len());
     assert!(registry::select(Some("sgemm")).unwrap().iter().all(|v| v.family == "sgemm"));
     assert_eq!(registry::select(Some("sgemm_01_naive")).unwrap().len(), 1);
+    let whole = registry::select(Some("sgemm_08_double_buffered")).unwrap();
+    assert_eq!(whole.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["sgemm_08_double_buffered"], "a whole name picks one");
+    assert!(registry::select(Some("sgemm_08")).unwrap().len() >= 2, "part of names picks every match");
     assert!(registry::select(Some("copy")).unwrap().iter().all(|v| v.family == "memory"));
     let e = registry::select(Some("nope")).unwrap_err().to_string();
     assert!(e.contains("no family or variant matches 'nope'") && e.contains("sgemm"), "{e}");

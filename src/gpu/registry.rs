@@ -61,14 +61,19 @@ pub fn by_name(name: &str) -> Result<&'static VariantSpec> {
         .ok_or_else(|| LabError::Usage(format!("no variant '{name}' in this build (`kernel-lab list` shows them)")))
 }
 
-/// The variants a command-line filter names: a family, a variant, or part of variant names.
+/// The variants a command-line filter names: a family, a variant (its whole name), or part of
+/// variant names.
 /// No filter means all. A filter that matches nothing is an error that lists the families.
 pub fn select(filter: Option<&str>) -> Result<Vec<&'static VariantSpec>> {
     let all = all()?;
     let Some(f) = filter else { return Ok(all.iter().collect()) };
     let families = families()?;
+    // A variant's whole name picks that variant alone, though it is part of others' names
+    // (sgemm_08_double_buffered and sgemm_08_double_buffered_split_k).
     let picked: Vec<&'static VariantSpec> = if families.contains(&f) {
         all.iter().filter(|v| v.family == f).collect()
+    } else if let Some(v) = all.iter().find(|v| v.name == f) {
+        vec![v]
     } else {
         all.iter().filter(|v| v.name.contains(f)).collect()
     };

@@ -34,7 +34,7 @@ fn byte_sizes(texts: &[String], default: Vec<u64>) -> Result<Vec<u64>> {
 #[derive(clap::Args)]
 pub struct TuneArgs {
     family: String,
-    /// A variant of the family, or part of variant names.
+    /// A variant of the family (its whole name picks it alone), or part of variant names.
     filter: Option<String>,
     /// Shapes to tune at (default: the family's largest quick size).
     #[arg(long = "size", value_delimiter = ',')]

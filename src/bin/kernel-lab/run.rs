@@ -20,7 +20,7 @@ use kernel_lab::LabError;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// A family, a variant, or part of variant names.
+    /// A family, a variant (its whole name picks it alone), or part of variant names.
     filter: Option<String>,
     /// Problem sizes, the family's syntax (sgemm: N or MxNxK; memory: bytes, with K/M/G).
     #[arg(long = "size", value_delimiter = ',')]
