@@ -58,11 +58,27 @@ fn the_space_starts_with_the_manifest_and_constraints_prune_it() {
 }
 
 #[test]
+fn a_search_tries_the_earlier_pick_second() {
+    let v = registry::by_name("sgemm_08_double_buffered").unwrap();
+    let kept: Vec<_> = tune::space(v).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();
+    let earlier = kept[kept.len() / 2].clone();
+    let ordered = tune::order(kept.clone(), 7, Some(&earlier));
+    assert_eq!(ordered[0], v.config(), "the manifest's configuration first");
+    assert_eq!(ordered[1], earlier);
+    assert_eq!(ordered.len(), kept.len());
+    let plain = tune::order(kept.clone(), 7, None);
+    assert_eq!(plain[0], v.config());
+    assert_ne!(plain[1..10], kept[1..10], "the rest in a seeded random order");
+    assert_eq!(tune::order(kept, 7, Some(&v.config()))[1], plain[1], "the manifest's pick is not moved");
+}
+
+#[test]
 fn every_kept_sgemm_configuration_compiles() {
     nvrtc();
     let v = registry::by_name("sgemm_08_double_buffered").unwrap();
     let kept: Vec<_> = tune::space(v).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();
-    for c in kept.iter().step_by(7) {
+    // About 40 of them, an odd stride apart so every constant's values come up.
+    for c in kept.iter().step_by((kept.len() / 40) | 1) {
         jit::compile(v, c, 90).unwrap_or_else(|e| panic!("{} passes the constraints but not the compiler: {e}", c.label()));
     }
 }

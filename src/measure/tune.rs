@@ -47,6 +47,22 @@ pub fn space(spec: &VariantSpec) -> Vec<Config> {
     out
 }
 
+/// The order a search tries `runnable` (the manifest's configuration first): that one as the
+/// reference point, then `previous` (an earlier search's pick, where it is still in the space),
+/// then the rest in a seeded random order, so a budget that ends the search early still samples
+/// the whole space and never loses the earlier pick untried.
+pub fn order(mut runnable: Vec<Config>, seed: u64, previous: Option<&Config>) -> Vec<Config> {
+    if runnable.len() > 2 {
+        use rand::{seq::SliceRandom, SeedableRng};
+        runnable[1..].shuffle(&mut rand::rngs::SmallRng::seed_from_u64(seed));
+    }
+    if let Some(at) = previous.and_then(|p| runnable.iter().skip(1).position(|c| c == p)) {
+        let p = runnable.remove(at + 1);
+        runnable.insert(1, p);
+    }
+    runnable
+}
+
 /// Ok when the configuration may launch on a GPU of `sm`: `availability::configuration`.
 pub fn prefilter(spec: &VariantSpec, config: &Config, sm: Option<u32>) -> std::result::Result<(), String> {
     availability::configuration(spec, config, sm).map(drop)
@@ -169,12 +185,14 @@ impl Search<'_> {
         }
     }
 
-    /// Searches `spec` at `shape` within `budget_s`; `tried` gets each candidate as it finishes.
+    /// Searches `spec` at `shape` within `budget_s`, trying `previous` (an earlier search's pick)
+    /// right after the manifest's configuration; `tried` gets each candidate as it finishes.
     pub fn run(
         &self,
         spec: &'static VariantSpec,
         shape: &Shape,
         label: &str,
+        previous: Option<&Config>,
         tried: &mut dyn FnMut(&Candidate) -> Result<()>,
     ) -> Result<TuneRecord> {
         let all = space(spec);
@@ -207,12 +225,7 @@ impl Search<'_> {
                 },
             }
         }
-        // The manifest's configuration first (the reference point), the rest in a seeded random
-        // order, so a budget that ends the search early still samples the whole space.
-        if runnable.len() > 2 {
-            use rand::{seq::SliceRandom, SeedableRng};
-            runnable[1..].shuffle(&mut rand::rngs::SmallRng::seed_from_u64(self.seed));
-        }
+        let runnable = order(runnable, self.seed, previous);
         let bar = ProgressBar::new((runnable.len() + self.top * ROUNDS) as u64);
         bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}").unwrap());
         bar.set_message(format!("{} {label}", spec.name));

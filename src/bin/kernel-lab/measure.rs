@@ -114,11 +114,16 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
             .to_vec(),
         false,
     );
+    // The stored best of each variant and shape is tried right after the manifest's
+    // configuration, so a search with a smaller budget cannot replace it with a worse pick.
+    let stored = store::runs_of_model(&a.results_dir, &gpu.info)?;
+    let earlier = store::views(&stored, store::Group::Model).pop().map(|v| v.tuning).unwrap_or_default();
     let mut maps = Vec::new();
     for v in &tunable {
         for shape in &shapes {
             let label = fam.info().shapes.label(shape);
-            let rec = search.run(v, shape, &label, &mut |c| {
+            let previous = earlier.iter().find(|t| t.variant == v.name && t.dims == shape.0).and_then(|t| t.best.as_ref());
+            let rec = search.run(v, shape, &label, previous, &mut |c| {
                 let record = Record::Candidate {
                     family: v.family.clone(),
                     variant: v.name.clone(),
