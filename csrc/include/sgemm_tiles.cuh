@@ -153,6 +153,28 @@ __device__ __forceinline__ bool lab_gemm_c_vec4(const lab_gemm_f32_args& p) {
     return lab_rows_vec4(lab_ptr<const float>(p.c), p.ldc, p.n);
 }
 
+// C = alpha * acc + beta * C for one lane's kTm x kTn outputs: its rows kRowStep apart from `row`,
+// its float4s of columns kColStep apart from `col` (the epilogue of the rungs with a 2-D lane
+// tile, 11 and 12). C's own alignment picks float4 or element-wise stores.
+template <bool kVec, int kTm, int kTn, int kRowStep, int kColStep>
+__device__ __forceinline__ void lab_store_lane(const lab_gemm_f32_args& p, const float (&acc)[kTm][kTn], int row, int col) {
+    float* C = lab_ptr<float>(p.c);
+#pragma unroll
+    for (int i = 0; i < kTm; ++i)
+#pragma unroll
+        for (int j = 0; j < kTn; j += 4)
+            lab_store4<kVec>(C, p.ldc, p.m, p.n, row + kRowStep * i, col + (j / 4) * kColStep,
+                             make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), p.alpha, p.beta);
+}
+
+template <int kTm, int kTn, int kRowStep, int kColStep>
+__device__ __forceinline__ void lab_store_lane(const lab_gemm_f32_args& p, const float (&acc)[kTm][kTn], int row, int col) {
+    if (lab_gemm_c_vec4(p))
+        lab_store_lane<true, kTm, kTn, kRowStep, kColStep>(p, acc, row, col);
+    else
+        lab_store_lane<false, kTm, kTn, kRowStep, kColStep>(p, acc, row, col);
+}
+
 // The warp tiling every rung from 07 on shares: a block of kThreads computes a kBm x kBn tile; each
 // warp a kWm x kWn warp tile, walked as WMITER x kWNIter sub-tiles of WSUBM x WSUBN, in which each
 // lane owns kTm x kTn outputs. Keeping a warp's outputs together makes its shared-memory reads of

@@ -18,18 +18,6 @@ static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "float4 fragments");
 static_assert(2 * BK * (BM + BN) * 4 <= LAB_DYN_SMEM, "two stages fit the dynamic shared memory");
 constexpr int STRIDE = BLOCK_X * 4;  // between a lane's float4s of columns
 
-// C = alpha * acc + beta * C for this thread's TM rows and TN columns (float4s STRIDE apart).
-template <bool kVec>
-__device__ __forceinline__ void epilogue(const lab_gemm_f32_args& p, const float (&acc)[TM][TN], int row, int col) {
-    float* C = lab_ptr<float>(p.c);
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; j += 4)
-            lab_store4<kVec>(C, p.ldc, p.m, p.n, row + i, col + (j / 4) * STRIDE,
-                             make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), p.alpha, p.beta);
-}
-
 template <bool kVec>
 __device__ __forceinline__ void prefetched(const lab_gemm_f32_args& p) {
     extern __shared__ __align__(16) float smem[];
@@ -100,10 +88,7 @@ __device__ __forceinline__ void prefetched(const lab_gemm_f32_args& p) {
         buf ^= 1;
     }
 
-    if (lab_gemm_c_vec4(p))
-        epilogue<true>(p, acc, row0 + rowT, col0 + colT);
-    else
-        epilogue<false>(p, acc, row0 + rowT, col0 + colT);
+    lab_store_lane<TM, TN, 1, STRIDE>(p, acc, row0 + rowT, col0 + colT);
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_11_register_prefetch(lab_gemm_f32_args p) {

@@ -77,18 +77,6 @@ struct Loader {
     }
 };
 
-// C = alpha * acc + beta * C for this lane's rows (4 apart) and float4s of columns (32 apart).
-template <bool kVec>
-__device__ __forceinline__ void epilogue(const lab_gemm_f32_args& p, const float (&acc)[TM][TN], int row, int col) {
-    float* C = lab_ptr<float>(p.c);
-#pragma unroll
-    for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; j += 4)
-            lab_store4<kVec>(C, p.ldc, p.m, p.n, row + 4 * i, col + 8 * j,
-                             make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), p.alpha, p.beta);
-}
-
 extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_12_k_vector(lab_gemm_f32_args p) {
     extern __shared__ __align__(16) float smem[];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
@@ -140,8 +128,5 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_12_k_vector(lab_g
     }
     lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
 
-    if (lab_gemm_c_vec4(p))
-        epilogue<true>(p, acc, row0 + rowT, col0 + colT);
-    else
-        epilogue<false>(p, acc, row0 + rowT, col0 + colT);
+    lab_store_lane<TM, TN, 4, 32>(p, acc, row0 + rowT, col0 + colT);  // rows 4 apart, float4s 32 apart
 }

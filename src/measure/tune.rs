@@ -231,7 +231,11 @@ impl Search<'_> {
         bar.set_message(format!("{} {label}", spec.name));
         let start = Instant::now();
         for (i, config) in runnable.iter().enumerate() {
-            if start.elapsed().as_secs_f64() > self.budget_s {
+            // The budget covers the head-to-head too: the search stops while the finalists'
+            // re-runs, at the candidates' mean time so far, still fit.
+            let spent = start.elapsed().as_secs_f64();
+            let finals = spent / i.max(1) as f64 * (self.top.min(i) * ROUNDS) as f64;
+            if i > 0 && spent + finals > self.budget_s {
                 bar.suspend(|| {
                     eprintln!("{}: budget of {} s reached after {i} of {} candidates", spec.name, self.budget_s, runnable.len())
                 });

@@ -42,7 +42,7 @@ pub struct TuneArgs {
     /// Named shape sets to tune at, each shape for itself (sgemm: square, odd, bert, resnet).
     #[arg(long = "suite", value_delimiter = ',')]
     suites: Vec<String>,
-    /// Seconds of search in all, shared by the variants and shapes.
+    /// Seconds of search in all, shared by the variants and shapes (the head-to-head included).
     #[arg(long, default_value_t = 300.0)]
     budget: f64,
     /// Finalists re-timed head to head.
