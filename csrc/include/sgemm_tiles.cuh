@@ -121,8 +121,9 @@ __device__ __forceinline__ void lab_store4(float* C, int ldc, int m, int n, int 
 }
 
 // C += alpha * v for the four outputs of one row inside the matrix, atomically: split-K, where the
-// K slices of a tile each add their share into C (zeroed by the host). One float4 reduction where
-// kVec on sm_90+ (RED.128), else one per element.
+// K slices of a tile each add their share into C, which the host zeroes first (so beta is 0, as in
+// every product the lab runs). One float4 reduction where kVec on sm_90+ (RED.128), else one per
+// element.
 template <bool kVec>
 __device__ __forceinline__ void lab_add4(float* C, int ldc, int m, int n, int row, int col, float4 v, float alpha) {
     if (row >= m || col >= n) return;
