@@ -60,18 +60,20 @@ struct Loader {
         bStep = (size_t)BK * p.ldb;
     }
 
-    // Copies the tiles at k0 into `stage`, then moves on to the next k0.
-    __device__ __forceinline__ void load(float* stage, int k0, int k) {
+    // Copies the tiles at k0 into `stage`, then moves on to the next k0. A zero-filled chunk
+    // reads nothing, but its address stays the matrix's base: past the last tile the moved
+    // addresses leave the allocation.
+    __device__ __forceinline__ void load(const lab_gemm_f32_args& p, float* stage, int k0) {
 #pragma unroll
         for (int i = 0; i < NA; ++i) {
-            const bool ok = (aRowOk >> i & 1) && k0 + aCol[i] < k;
-            lab_cp_async16(stage + aDst[i], a[i], ok ? 16 : 0);
+            const bool ok = (aRowOk >> i & 1) && k0 + aCol[i] < p.k;
+            lab_cp_async16(stage + aDst[i], ok ? a[i] : lab_ptr<const float>(p.a), ok ? 16 : 0);
             a[i] += BK;
         }
 #pragma unroll
         for (int i = 0; i < NB; ++i) {
-            const bool ok = (bColOk >> i & 1) && k0 + bRow[i] < k;
-            lab_cp_async16(stage + bDst[i], b[i], ok ? 16 : 0);
+            const bool ok = (bColOk >> i & 1) && k0 + bRow[i] < p.k;
+            lab_cp_async16(stage + bDst[i], ok ? b[i] : lab_ptr<const float>(p.b), ok ? 16 : 0);
             b[i] += bStep;
         }
     }
@@ -93,7 +95,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_12_k_vector(lab_g
     Loader ld(p, row0, col0, tid);
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < tiles) ld.load(smem + s * STAGE, s * BK, p.k);
+        if (s < tiles) ld.load(p, smem + s * STAGE, s * BK);
         lab_cp_async_commit();  // empty groups keep the count uniform
     }
 
@@ -102,7 +104,7 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_12_k_vector(lab_g
     for (int t = 0; t < tiles; ++t) {
         lab_cp_async_wait<STAGES - 2>();  // tile t has landed (this thread's copies)...
         __syncthreads();                  // ...every thread's, and stage `write` is read no more
-        if (t + STAGES - 1 < tiles) ld.load(smem + write * STAGE, (t + STAGES - 1) * BK, p.k);
+        if (t + STAGES - 1 < tiles) ld.load(p, smem + write * STAGE, (t + STAGES - 1) * BK);
         lab_cp_async_commit();
         const float* as = smem + read * STAGE + rowT * LDA;
         const float* bs = smem + read * STAGE + BM * LDA + colT;
