@@ -7,6 +7,17 @@ use crate::error::Result;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_pad_args;
 
+/// The row pitch, in elements, of `cols` elements of `size` bytes: the rows themselves where
+/// their length is a multiple of `keep` bytes (what the reader needs), else padded to whole
+/// 128-byte lines (a copy is made anyway, and whole lines cost no extra sector a row).
+pub fn line_pitch(cols: usize, size: usize, keep: usize) -> usize {
+    if cols * size % keep == 0 {
+        cols
+    } else {
+        cols.next_multiple_of(128 / size)
+    }
+}
+
 /// The device address of `src` (rows x cols elements, packed) at row pitch `ld` elements: `src`
 /// itself when ld == cols, else a pitched copy into `dst` (allocated on first use) by the
 /// kernel module's `lab_pad_rows` (which moves bytes) on the lab's stream.

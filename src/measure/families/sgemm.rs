@@ -7,7 +7,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use rand::{RngExt, SeedableRng};
 
 use super::inputs::{poison, random_f32};
-use super::pitched::pitched;
+use super::pitched::{line_pitch, pitched};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params};
@@ -185,14 +185,9 @@ struct GemmCase {
 }
 
 /// The row pitch a PAD_ROWS kernel gets `cols` floats at: the rows themselves where they are
-/// whole float4s, else padded to 128 bytes (the copy is made anyway; whole lines cost no extra
-/// sector a row).
+/// whole float4s, else whole 128-byte lines.
 fn float4_pitch(cols: usize) -> usize {
-    if cols % 4 == 0 {
-        cols
-    } else {
-        cols.next_multiple_of(32)
-    }
+    line_pitch(cols, 4, 16)
 }
 
 impl Case for GemmCase {

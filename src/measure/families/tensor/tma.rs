@@ -7,9 +7,5 @@
 /// at 4112 (8224) with the same tiles (log 2026-11-30-s3-3): rows off the sector grid cost each
 /// box row an extra sector.
 pub fn fast_pitch(cols: usize, size: usize) -> usize {
-    if cols * size % 32 == 0 {
-        cols
-    } else {
-        cols.next_multiple_of(128 / size)
-    }
+    crate::measure::families::pitched::line_pitch(cols, size, 32)
 }
