@@ -14,6 +14,18 @@
 #include "pad_rows.cuh"
 #endif
 
+// The tile a block computes, in L2-friendly order (rung 9): the grid's blocks taken in groups of
+// kGroupM tile rows, column by column inside a group, so a group's rows of A and a few columns of
+// B stay in L2 while the blocks that need them run.
+template <int kGroupM>
+__device__ __forceinline__ void lab_grouped_tile(int& tileRow, int& tileCol) {
+    const int tilesN = gridDim.x, tilesM = gridDim.y;
+    const int id = blockIdx.y * tilesN + blockIdx.x, perGroup = kGroupM * tilesN;
+    const int firstRow = (id / perGroup) * kGroupM, rows = min(tilesM - firstRow, kGroupM);
+    tileRow = firstRow + (id % perGroup) % rows;
+    tileCol = (id % perGroup) / rows;
+}
+
 // Whether the rows of a row-major matrix can be read and written as float4: every row starts
 // 16-byte aligned (ld % 4 == 0 and an aligned base) and holds whole float4s (cols % 4 == 0). The
 // same for every thread of a launch: a kernel branches on it once, into a main loop compiled
@@ -156,7 +168,7 @@ __device__ __forceinline__ bool lab_gemm_c_vec4(const lab_gemm_f32_args& p) {
 
 // C = alpha * acc + beta * C for one lane's kTm x kTn outputs: its rows kRowStep apart from `row`,
 // its float4s of columns kColStep apart from `col` (the epilogue of the rungs with a 2-D lane
-// tile, 11 and 12). C's own alignment picks float4 or element-wise stores.
+// tile, 11 to 13). C's own alignment picks float4 or element-wise stores.
 template <bool kVec, int kTm, int kTn, int kRowStep, int kColStep>
 __device__ __forceinline__ void lab_store_lane(const lab_gemm_f32_args& p, const float (&acc)[kTm][kTn], int row, int col) {
     float* C = lab_ptr<float>(p.c);

@@ -12,12 +12,7 @@ static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert(GROUP_M >= 1, "tile rows per group");
 
 extern "C" __global__ void __launch_bounds__(THREADS) sgemm_09_l2_swizzle(lab_gemm_f32_args p) {
-    const int tilesN = gridDim.x, tilesM = gridDim.y;
-    const int id = blockIdx.y * tilesN + blockIdx.x;  // launch order
-    const int perGroup = GROUP_M * tilesN;
-    const int firstRow = (id / perGroup) * GROUP_M;
-    const int rows = min(tilesM - firstRow, GROUP_M);
-    const int tileRow = firstRow + (id % perGroup) % rows;
-    const int tileCol = (id % perGroup) / rows;
+    int tileRow, tileCol;
+    lab_grouped_tile<GROUP_M>(tileRow, tileCol);
     lab_sgemm_double_buffered<THREADS, BM, BN, BK, WM, WN, WNITER, TM, TN>(p, tileRow, tileCol);
 }

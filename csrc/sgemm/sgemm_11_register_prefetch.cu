@@ -27,11 +27,9 @@ __device__ __forceinline__ void prefetched(const lab_gemm_f32_args& p) {
     const float* B = lab_ptr<const float>(p.b);
     const int tid = threadIdx.y * BLOCK_X + threadIdx.x;
 
-    // Grouped tile order (rung 9): GROUP_M tile rows, column by column inside a group.
-    const int tilesN = gridDim.x, tilesM = gridDim.y;
-    const int id = blockIdx.y * tilesN + blockIdx.x, perGroup = GROUP_M * tilesN;
-    const int firstRow = (id / perGroup) * GROUP_M, rows = min(tilesM - firstRow, GROUP_M);
-    const int row0 = (firstRow + (id % perGroup) % rows) * BM, col0 = ((id % perGroup) / rows) * BN;
+    int tileRow, tileCol;
+    lab_grouped_tile<GROUP_M>(tileRow, tileCol);  // rung 9's order
+    const int row0 = tileRow * BM, col0 = tileCol * BN;
 
     ATile<BM, BK, THREADS> a;
     BTile<BN, BK, THREADS> b;

@@ -83,11 +83,9 @@ extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_12_k_vector(lab_g
     extern __shared__ __align__(16) float smem[];
     const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
 
-    // Grouped tile order (rung 9): GROUP_M tile rows, column by column inside a group.
-    const int tilesN = gridDim.x, tilesM = gridDim.y;
-    const int id = blockIdx.y * tilesN + blockIdx.x, perGroup = GROUP_M * tilesN;
-    const int firstRow = (id / perGroup) * GROUP_M, rows = min(tilesM - firstRow, GROUP_M);
-    const int row0 = (firstRow + (id % perGroup) % rows) * BM, col0 = ((id % perGroup) / rows) * BN;
+    int tileRow, tileCol;
+    lab_grouped_tile<GROUP_M>(tileRow, tileCol);  // rung 9's order
+    const int row0 = tileRow * BM, col0 = tileCol * BN;
 
     // This lane's first row and column inside the block tile.
     const int rowT = (warp / (BN / WN)) * WM + lane / 8, colT = (warp % (BN / WN)) * WN + (lane % 8) * 4;
