@@ -5,14 +5,6 @@
 #pragma once
 #include "sgemm_tiles.cuh"
 
-// SPLIT_K (the sgemm protocol): blockIdx.z picks one of SPLIT_K slices of K, whole kBk steps
-// each, and the tile's slices add into C (zeroed by the host), for shapes whose tiles alone
-// leave SMs idle or a last wave nearly empty.
-#ifndef SPLIT_K
-#define SPLIT_K 1
-#endif
-static_assert(SPLIT_K >= 1, "K slices per tile");
-
 template <int kThreads, int kBm, int kBn, int kBk, int kWm, int kWn, int kWNIter, int kTm, int kTn, bool kVec>
 __device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f32_args& p, int tileRow, int tileCol,
                                                                float (&As)[2][kBk * kBm], float (&Bs)[2][kBk * kBn]) {
@@ -24,9 +16,8 @@ __device__ __forceinline__ void lab_sgemm_double_buffered_loop(const lab_gemm_f3
     ATile<kBm, kBk, kThreads> a;
     BTile<kBn, kBk, kThreads> b;
     WarpTile<kThreads, kBm, kBn, kBk, kWm, kWn, kWNIter, kTm, kTn> w(tid);
-    const int slice = (p.k + SPLIT_K * kBk - 1) / (SPLIT_K * kBk) * kBk;  // K per slice, whole steps
-    const int kBegin = SPLIT_K > 1 ? blockIdx.z * slice : 0;
-    const int kEnd = SPLIT_K > 1 ? min(p.k, kBegin + slice) : p.k;
+    int kBegin, kEnd;
+    lab_k_slice<kBk>(p, kBegin, kEnd);
     a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, kBegin, tid);
     b.template fetch<kVec>(B, p.ldb, p.k, p.n, kBegin, col0, tid);
     a.store(As[0], tid);

@@ -14,6 +14,22 @@
 #include "pad_rows.cuh"
 #endif
 
+// SPLIT_K (the sgemm protocol): blockIdx.z picks one of SPLIT_K slices of K, whole kBk steps
+// each, and the tile's slices add into C (zeroed by the host), for shapes whose tiles alone
+// leave SMs idle or a last wave nearly empty.
+#ifndef SPLIT_K
+#define SPLIT_K 1
+#endif
+static_assert(SPLIT_K >= 1, "K slices per tile");
+
+// This block's slice of K, [kBegin, kEnd): all of K unless SPLIT_K > 1.
+template <int kBk>
+__device__ __forceinline__ void lab_k_slice(const lab_gemm_f32_args& p, int& kBegin, int& kEnd) {
+    const int slice = (p.k + SPLIT_K * kBk - 1) / (SPLIT_K * kBk) * kBk;  // K per slice, whole steps
+    kBegin = SPLIT_K > 1 ? blockIdx.z * slice : 0;
+    kEnd = SPLIT_K > 1 ? min(p.k, kBegin + slice) : p.k;
+}
+
 // The tile a block computes, in L2-friendly order (rung 9): the grid's blocks taken in groups of
 // kGroupM tile rows, column by column inside a group, so a group's rows of A and a few columns of
 // B stay in L2 while the blocks that need them run.
@@ -166,26 +182,32 @@ __device__ __forceinline__ bool lab_gemm_c_vec4(const lab_gemm_f32_args& p) {
     return lab_rows_vec4(lab_ptr<const float>(p.c), p.ldc, p.n);
 }
 
-// C = alpha * acc + beta * C for one lane's kTm x kTn outputs: its rows kRowStep apart from `row`,
-// its float4s of columns kColStep apart from `col` (the epilogue of the rungs with a 2-D lane
-// tile, 11 to 13). C's own alignment picks float4 or element-wise stores.
-template <bool kVec, int kTm, int kTn, int kRowStep, int kColStep>
+// C = alpha * acc + beta * C for one lane's kTm x kTn outputs (C += alpha * acc, atomically, where
+// kAdd: split-K): its rows kRowStep apart from `row`, its float4s of columns kColStep apart from
+// `col` (the epilogue of the rungs with a 2-D lane tile, 11 to 13). C's own alignment picks float4
+// or element-wise stores.
+template <bool kVec, bool kAdd, int kTm, int kTn, int kRowStep, int kColStep>
 __device__ __forceinline__ void lab_store_lane(const lab_gemm_f32_args& p, const float (&acc)[kTm][kTn], int row, int col) {
     float* C = lab_ptr<float>(p.c);
 #pragma unroll
     for (int i = 0; i < kTm; ++i)
 #pragma unroll
-        for (int j = 0; j < kTn; j += 4)
-            lab_store4<kVec>(C, p.ldc, p.m, p.n, row + kRowStep * i, col + (j / 4) * kColStep,
-                             make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]), p.alpha, p.beta);
+        for (int j = 0; j < kTn; j += 4) {
+            const float4 v = make_float4(acc[i][j], acc[i][j + 1], acc[i][j + 2], acc[i][j + 3]);
+            const int r = row + kRowStep * i, c = col + (j / 4) * kColStep;
+            if (kAdd)
+                lab_add4<kVec>(C, p.ldc, p.m, p.n, r, c, v, p.alpha);
+            else
+                lab_store4<kVec>(C, p.ldc, p.m, p.n, r, c, v, p.alpha, p.beta);
+        }
 }
 
-template <int kTm, int kTn, int kRowStep, int kColStep>
+template <int kTm, int kTn, int kRowStep, int kColStep, bool kAdd = false>
 __device__ __forceinline__ void lab_store_lane(const lab_gemm_f32_args& p, const float (&acc)[kTm][kTn], int row, int col) {
     if (lab_gemm_c_vec4(p))
-        lab_store_lane<true, kTm, kTn, kRowStep, kColStep>(p, acc, row, col);
+        lab_store_lane<true, kAdd, kTm, kTn, kRowStep, kColStep>(p, acc, row, col);
     else
-        lab_store_lane<false, kTm, kTn, kRowStep, kColStep>(p, acc, row, col);
+        lab_store_lane<false, kAdd, kTm, kTn, kRowStep, kColStep>(p, acc, row, col);
 }
 
 // The warp tiling every rung from 07 on shares: a block of kThreads computes a kBm x kBn tile; each

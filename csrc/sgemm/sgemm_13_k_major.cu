@@ -9,12 +9,18 @@
 //   the k-major layout makes a k-step's operands TM/4 + TN/4 LDS.128, small enough to read one
 //   step ahead; and cp.async at 4 bytes buys alignment-free loads for a few percent of the issue
 //   slots (BK * (BM + BN) / THREADS copies a thread a stage, against BK * TM * TN FMAs).
+//   SPLIT_K slices each tile's K over blocks that add into C, for shapes with too few tiles.
 // Limits: 128 accumulators and two fragment sets leave one block of 256 threads an SM (8 warps):
 //   latency is hidden by ILP. Edge tiles compute zeros.
 #include "cp_async.cuh"
 #include "sgemm_tiles.cuh"
 
 #define THREADS (BLOCK_X)
+// Blocks an SM must hold (ptxas keeps registers to 64K / (THREADS * MIN_BLOCKS)): 1 for the
+// 128-accumulator tiles, 2 or more for small ones, whose latency needs more warps.
+#ifndef MIN_BLOCKS
+#define MIN_BLOCKS 1
+#endif
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "one warp a warp tile");
 // A warp's lanes are 4 rows x 8 columns; a lane holds TM rows as float4s 16 apart and TN columns
@@ -45,12 +51,12 @@ struct Loader {
     unsigned aRowOk = 0, bColOk = 0;  // a bit a copy
     int aK, aDst, tid;
 
-    __device__ __forceinline__ Loader(const lab_gemm_f32_args& p, int row0, int col0, int t) : tid(t) {
+    __device__ __forceinline__ Loader(const lab_gemm_f32_args& p, int row0, int col0, int k0, int t) : tid(t) {
         const int r = tid / BK;
         aK = tid % BK;
         aDst = aK * LDA + r;
-        a = lab_ptr<const float>(p.a) + (size_t)(row0 + r) * p.lda + aK;
-        b = lab_ptr<const float>(p.b) + col0;
+        a = lab_ptr<const float>(p.a) + (size_t)(row0 + r) * p.lda + k0 + aK;
+        b = lab_ptr<const float>(p.b) + (size_t)k0 * p.ldb + col0;
 #pragma unroll
         for (int i = 0; i < NA; ++i) aRowOk |= (row0 + r + i * A_ROWS < p.m) << i;
 #pragma unroll
@@ -100,9 +106,11 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
     // This lane's first row and column inside the block tile.
     const int rowT = (warp / (BN / WN)) * WM + (lane / 8) * 4, colT = (warp % (BN / WN)) * WN + (lane % 8) * 4;
 
-    const int tiles = (p.k + BK - 1) / BK;
+    int kBegin, kEnd;  // this block's slice of K (SPLIT_K)
+    lab_k_slice<BK>(p, kBegin, kEnd);
+    const int tiles = (max(kEnd - kBegin, 0) + BK - 1) / BK;
     const bool inside = row0 + BM <= p.m && col0 + BN <= p.n;
-    Loader<kVecB> ld(p, row0, col0, tid);
+    Loader<kVecB> ld(p, row0, col0, kBegin, tid);
     auto load = [&](int stage, int k0) {
         if (inside && k0 + BK <= p.k)
             ld.template load<true>(p, smem + stage * STAGE, k0);
@@ -111,7 +119,7 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
     };
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < tiles) load(s, s * BK);
+        if (s < tiles) load(s, kBegin + s * BK);
         lab_cp_async_commit();  // empty groups keep the count uniform
     }
     lab_cp_async_wait<STAGES - 2>();
@@ -123,7 +131,7 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
     int read = 0, write = STAGES - 1;
     for (int t = 0; t < tiles; ++t) {
         // Stage `write` was last read in tile t - 1, before the barrier that ended it.
-        if (t + STAGES - 1 < tiles) load(write, (t + STAGES - 1) * BK);
+        if (t + STAGES - 1 < tiles) load(write, kBegin + (t + STAGES - 1) * BK);
         lab_cp_async_commit();
         const float* stage = smem + read * STAGE;
 #pragma unroll
@@ -152,10 +160,10 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
 
 #pragma unroll
     for (int g = 0; g < TM / 4; ++g)  // rows 1 apart in a float4 of A, float4s 32 columns apart
-        lab_store_lane<4, TN, 1, 32>(p, acc[g], row0 + rowT + 16 * g, col0 + colT);
+        lab_store_lane<4, TN, 1, 32, (SPLIT_K > 1)>(p, acc[g], row0 + rowT + 16 * g, col0 + colT);
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) sgemm_13_k_major(lab_gemm_f32_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_13_k_major(lab_gemm_f32_args p) {
     if (lab_rows_vec4(lab_ptr<const float>(p.b), p.ldb, p.n))
         k_major<true>(p);
     else
