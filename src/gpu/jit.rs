@@ -76,15 +76,47 @@ fn target(spec: &VariantSpec, sm: u32) -> Target {
     Target { sm, arch_specific, ptx: true }
 }
 
-/// Identifies the compiled code: a hash of the PTX NVRTC makes of `spec` in `config` for `sm`
-/// (its header names NVRTC's version). It changes with anything that changes the code (the
-/// kernel's source, a header it includes, a define, the compiler, the target) and with nothing
-/// else, so an edit elsewhere in lab.h does not throw away every stored tuning. A stored tuning
-/// result whose hash differs from this is stale.
+/// Identifies what NVRTC compiles: a hash of the kernel's source, the lab headers it includes
+/// (directly or through another), its defines, the target and NVRTC's version. A stored tuning
+/// result whose hash differs from this is stale. An edit to a header the kernel does not include
+/// keeps its tunings. Not a hash of the PTX: NVRTC 13.0 does not always make the same PTX of the
+/// same input (sgemm_13 at one configuration: 2 compiles in 12 differed, session 13), so a PTX
+/// hash called current tunings stale at random.
 pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
-    let ptx = compile(spec, config, sm)?.to_src();
-    let h = Sha256::digest(ptx.as_bytes());
-    Ok(h.iter().take(8).map(|b| format!("{b:02x}")).collect())
+    let set = registry::set()?;
+    let mut h = Sha256::new();
+    for part in [version()?, target(spec, sm).name()].into_iter().chain(config.compiler_defines()) {
+        h.update(part.as_bytes());
+        h.update([0]);
+    }
+    h.update(spec.source.as_bytes());
+    for name in included(&spec.source, &set.headers) {
+        let text = set.headers.iter().find(|(n, _)| n == name).map_or("", |(_, t)| t.as_str());
+        h.update([0]);
+        h.update(name.as_bytes());
+        h.update(text.as_bytes());
+    }
+    Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// The names among `headers` that `source` includes, directly or through one another, sorted.
+pub fn included<'a>(source: &str, headers: &'a [(String, String)]) -> Vec<&'a str> {
+    let mut found: Vec<&'a str> = Vec::new();
+    let mut todo = vec![source];
+    while let Some(text) = todo.pop() {
+        for line in text.lines() {
+            let Some(rest) = line.trim_start().strip_prefix("#include") else { continue };
+            let name = rest.trim().trim_matches(|c| c == '"' || c == '<' || c == '>');
+            if let Some((n, t)) = headers.iter().find(|(n, _)| n == name) {
+                if !found.contains(&n.as_str()) {
+                    found.push(n);
+                    todo.push(t);
+                }
+            }
+        }
+    }
+    found.sort_unstable();
+    found
 }
 
 /// PTX of `spec` built with `config` for a GPU of compute capability `sm`. A compile error

@@ -98,7 +98,7 @@ pub fn evaluate(
     if let Err(why) = families::can_run(spec, config, shape, gpu.info.sm()) {
         return Ok(rejected(config, why));
     }
-    // The hash is of the generated PTX: a candidate that does not compile is rejected here.
+    // A candidate that does not compile is rejected here.
     let compiled = crate::gpu::jit::hash(spec, config, gpu.info.sm()).and_then(|h| Ok((h, gpu.jit(spec, config)?)));
     let (hash, kernel) = match compiled {
         Ok(hk) => hk,

@@ -31,7 +31,7 @@ pub struct Candidate {
     pub smem_bytes: Option<u32>,
     pub local_bytes: Option<u32>,
     pub blocks_per_sm: Option<u32>,
-    /// `jit::hash` of the compiled code.
+    /// `jit::hash` of what was compiled (source, included headers, defines, target, NVRTC).
     pub hash: Option<String>,
 }
 
