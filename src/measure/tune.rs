@@ -265,20 +265,7 @@ impl Search<'_> {
                 let again = self.child(spec, shape, &c.config, seed, true);
                 if again.status == CandidateStatus::Ok {
                     medians.push(again.median_ms.unwrap_or(f64::INFINITY));
-                    // The record keeps the search's hash, the one `bench` checks the stored pick
-                    // against; a re-run whose compile gave other PTX says so.
-                    if again.hash != c.hash {
-                        bar.suspend(|| {
-                            eprintln!(
-                                "{}: {} compiled to other PTX when re-run ({} against {}); the search's is kept",
-                                spec.name,
-                                c.config.label(),
-                                again.hash.as_deref().unwrap_or("-"),
-                                c.hash.as_deref().unwrap_or("-")
-                            )
-                        });
-                    }
-                    *c = Candidate { median_ms: c.median_ms, hash: c.hash.clone(), ..again };
+                    *c = Candidate { median_ms: c.median_ms, ..again };
                 } else {
                     medians.push(f64::INFINITY);
                 }
