@@ -148,12 +148,18 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
             } else {
                 fragments(fa[cur ^ 1], fb[cur ^ 1], stage, kk + 1, rowT, colT);
             }
+            // Rows of the outer product alternate direction (a zig-zag), so each row's first FMA
+            // reads the B value the last one of the row before read: ptxas marks more operands
+            // for its reuse cache (1898 of 2560 FFMAs against 1718 in row order, sm_90).
 #pragma unroll
             for (int g = 0; g < TM / 4; ++g)
 #pragma unroll
                 for (int e = 0; e < 4; ++e)
 #pragma unroll
-                    for (int j = 0; j < TN; ++j) acc[g][e][j] += fa[cur][4 * g + e] * fb[cur][j];
+                    for (int jj = 0; jj < TN; ++jj) {
+                        const int j = e % 2 ? TN - 1 - jj : jj;
+                        acc[g][e][j] += fa[cur][4 * g + e] * fb[cur][j];
+                    }
         }
     }
     lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
