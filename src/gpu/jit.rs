@@ -90,8 +90,7 @@ pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
         h.update([0]);
     }
     h.update(spec.source.as_bytes());
-    for name in included(&spec.source, &set.headers) {
-        let text = set.headers.iter().find(|(n, _)| n == name).map_or("", |(_, t)| t.as_str());
+    for (name, text) in included(&spec.source, &set.headers) {
         h.update([0]);
         h.update(name.as_bytes());
         h.update(text.as_bytes());
@@ -99,23 +98,24 @@ pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
     Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
 }
 
-/// The names among `headers` that `source` includes, directly or through one another, sorted.
-pub fn included<'a>(source: &str, headers: &'a [(String, String)]) -> Vec<&'a str> {
-    let mut found: Vec<&'a str> = Vec::new();
+/// The headers (name, text) among `headers` that `source` includes, directly or through one
+/// another, sorted by name.
+pub fn included<'a>(source: &str, headers: &'a [(String, String)]) -> Vec<&'a (String, String)> {
+    let mut found: Vec<&'a (String, String)> = Vec::new();
     let mut todo = vec![source];
     while let Some(text) = todo.pop() {
         for line in text.lines() {
             let Some(rest) = line.trim_start().strip_prefix("#include") else { continue };
             let name = rest.trim().trim_matches(|c| c == '"' || c == '<' || c == '>');
-            if let Some((n, t)) = headers.iter().find(|(n, _)| n == name) {
-                if !found.contains(&n.as_str()) {
-                    found.push(n);
-                    todo.push(t);
+            if let Some(h) = headers.iter().find(|(n, _)| n == name) {
+                if !found.contains(&h) {
+                    found.push(h);
+                    todo.push(&h.1);
                 }
             }
         }
     }
-    found.sort_unstable();
+    found.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     found
 }
 
