@@ -124,7 +124,7 @@ fn grids_follow_the_launch() {
 }
 
 #[test]
-fn sgemm_pads_rows_and_splits_k_only_when_asked() {
+fn sgemm_pads_rows_and_splits_k_or_streams_k_only_when_asked() {
     let arch = kernel_lab::facts::arch::ArchReq::parse("sm_70+").unwrap();
     let launch = |defs: &[(&str, i64)]| {
         let all: Vec<(&str, i64)> = [("BM", 128), ("BN", 128)].into_iter().chain(defs.iter().copied()).collect();
@@ -138,6 +138,11 @@ fn sgemm_pads_rows_and_splits_k_only_when_asked() {
     assert!(e.contains("SPLIT_K = 0"), "{e}");
     let e = launch(&[("PAD_ROWS", 2)]).unwrap_err();
     assert!(e.contains("PAD_ROWS = 2"), "{e}");
+    assert!(matches!(plain, Params::Gemm { stream_k: false, .. }), "{plain:?}");
+    let streamed = launch(&[("STREAMK", 1), ("SPLIT_K", 1)]).unwrap().params;
+    assert!(matches!(streamed, Params::Gemm { stream_k: true, split_k: 1, .. }), "{streamed:?}");
+    let e = launch(&[("STREAMK", 1), ("SPLIT_K", 2)]).unwrap_err();
+    assert!(e.contains("STREAMK = 1 takes SPLIT_K = 1"), "{e}");
 }
 
 #[test]

@@ -56,7 +56,10 @@ typedef struct lab_transpose_args {
 } lab_transpose_args;
 
 /* sgemm family, row-major: C = alpha * A * B + beta * C, A is m x k, B is k x n, C is m x n.
- * beta == 0 means C is not read (BLAS semantics), so an unwritten C cannot leak into the result. */
+ * beta == 0 means C is not read (BLAS semantics), so an unwritten C cannot leak into the result.
+ * A stream-K kernel (STREAMK) also takes `sk_blocks`, the blocks its last partial wave is split
+ * over (the grid's last ones), and their scratch: `partials` (two tiles of floats a block) and
+ * `arrivals` (a counter a block, zero between launches; the kernel leaves them so). */
 typedef struct lab_gemm_f32_args {
     lab_dptr a;
     lab_dptr b;
@@ -69,6 +72,9 @@ typedef struct lab_gemm_f32_args {
     int32_t ldc;
     float alpha;
     float beta;
+    lab_dptr partials;
+    lab_dptr arrivals;
+    int32_t sk_blocks;
 } lab_gemm_f32_args;
 
 /* Tensor Core GEMM families, row-major: C (m x n) = A (m x k) * B (k x n), A and B of the family's

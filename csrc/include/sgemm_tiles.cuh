@@ -33,13 +33,19 @@ __device__ __forceinline__ void lab_k_slice(const lab_gemm_f32_args& p, int& kBe
 // The tile a block computes, in L2-friendly order (rung 9): the grid's blocks taken in groups of
 // kGroupM tile rows, column by column inside a group, so a group's rows of A and a few columns of
 // B stay in L2 while the blocks that need them run.
+// Tile `id` of tilesM x tilesN in that order; the second form takes the id from the block's place
+// in a 2-D grid of tiles.
 template <int kGroupM>
-__device__ __forceinline__ void lab_grouped_tile(int& tileRow, int& tileCol) {
-    const int tilesN = gridDim.x, tilesM = gridDim.y;
-    const int id = blockIdx.y * tilesN + blockIdx.x, perGroup = kGroupM * tilesN;
+__device__ __forceinline__ void lab_grouped_tile(int id, int tilesN, int tilesM, int& tileRow, int& tileCol) {
+    const int perGroup = kGroupM * tilesN;
     const int firstRow = (id / perGroup) * kGroupM, rows = min(tilesM - firstRow, kGroupM);
     tileRow = firstRow + (id % perGroup) % rows;
     tileCol = (id % perGroup) / rows;
+}
+
+template <int kGroupM>
+__device__ __forceinline__ void lab_grouped_tile(int& tileRow, int& tileCol) {
+    lab_grouped_tile<kGroupM>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.x, gridDim.y, tileRow, tileCol);
 }
 
 // Whether the rows of a row-major matrix can be read and written as float4: every row starts

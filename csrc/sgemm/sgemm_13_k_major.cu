@@ -13,6 +13,7 @@
 // Limits: 128 accumulators and two fragment sets leave one block of 256 threads an SM (8 warps):
 //   latency is hidden by ILP. Edge tiles compute zeros.
 #include "cp_async.cuh"
+#include "sgemm_stream_k.cuh"
 #include "sgemm_tiles.cuh"
 
 #define THREADS (BLOCK_X)
@@ -27,6 +28,7 @@ static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "one warp a warp tile");
 // as float4s 32 apart, so each LDS.128 of a warp reads one contiguous run (broadcast across lanes).
 constexpr int TM = WM / 4, TN = WN / 8;
 static_assert(WM % 16 == 0 && TM <= 16 && WN % 32 == 0 && TN <= 8, "lane tiles of whole float4s, at most 16 x 8");
+static_assert(STREAMK == 0 || SPLIT_K == 1, "stream-K splits K itself");
 static_assert(BK % 2 == 0 && STAGES >= 2, "fragments alternate between two register sets; a ring of two or more stages");
 // As[k][m] with a pitch of BM + 4: the copy's lanes run along k (BK of them a row of A), and the
 // pad puts consecutive k 4 banks apart, so a warp's 4-byte stores land in distinct banks at BK = 8.
@@ -96,18 +98,22 @@ __device__ __forceinline__ void fragments(float (&fa)[TM], float (&fb)[TN], cons
         *reinterpret_cast<float4*>(&fb[4 * h]) = *reinterpret_cast<const float4*>(&stage[BK * LDA + k * BN + colT + 32 * h]);
 }
 
-template <bool kVecB>
-__device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
-    extern __shared__ __align__(16) float smem[];
-    const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-    int tileRow, tileCol;
-    lab_grouped_tile<GROUP_M>(tileRow, tileCol);
-    const int row0 = tileRow * BM, col0 = tileCol * BN;
-    // This lane's first row and column inside the block tile.
-    const int rowT = (warp / (BN / WN)) * WM + (lane / 8) * 4, colT = (warp % (BN / WN)) * WN + (lane % 8) * 4;
+// Thread tid's first row and column inside the block tile.
+__device__ __forceinline__ void lane_origin(int tid, int& rowT, int& colT) {
+    const int warp = tid / 32, lane = tid % 32;
+    rowT = (warp / (BN / WN)) * WM + (lane / 8) * 4, colT = (warp % (BN / WN)) * WN + (lane % 8) * 4;
+}
 
-    int kBegin, kEnd;  // this block's slice of K (SPLIT_K)
-    lab_k_slice<BK>(p, kBegin, kEnd);
+// acc += this lane's outputs of the tile at (row0, col0) over k in [kBegin, kEnd).
+template <bool kVecB>
+__device__ __forceinline__ void product(const lab_gemm_f32_args& p, int row0, int col0, int kBegin, int kEnd, float (&acc)[TM / 4][4][TN]) {
+    extern __shared__ __align__(16) float smem[];
+    // Read afresh each call: what the loader derives from it is then recomputed for each of a
+    // stream-K block's units, not held across them (ptxas spilled it on sm_80 and sm_86).
+    int tid;
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
+    int rowT, colT;
+    lane_origin(tid, rowT, colT);
     const int tiles = (max(kEnd - kBegin, 0) + BK - 1) / BK;
     const bool inside = row0 + BM <= p.m && col0 + BN <= p.n;
     Loader<kVecB> ld(p, row0, col0, kBegin, tid);
@@ -125,7 +131,6 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
     lab_cp_async_wait<STAGES - 2>();
     __syncthreads();
 
-    float acc[TM / 4][4][TN] = {};
     float fa[2][TM], fb[2][TN];
     fragments(fa[0], fb[0], smem, 0, rowT, colT);
     int read = 0, write = STAGES - 1;
@@ -162,11 +167,48 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
                     }
         }
     }
-    lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
+    lab_cp_async_wait<0>();  // no copy outlives the tile, even an empty group's
+}
 
+template <bool kVecB>
+__device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
+    auto store = [&](const float(&acc)[TM / 4][4][TN], int row0, int col0) {
+        int rowT, colT;
+        lane_origin(threadIdx.x, rowT, colT);
 #pragma unroll
-    for (int g = 0; g < TM / 4; ++g)  // rows 1 apart in a float4 of A, float4s 32 columns apart
-        lab_store_lane<4, TN, 1, 32, (SPLIT_K > 1)>(p, acc[g], row0 + rowT + 16 * g, col0 + colT);
+        for (int g = 0; g < TM / 4; ++g)  // rows 1 apart in a float4 of A, float4s 32 columns apart
+            lab_store_lane<4, TN, 1, 32, (SPLIT_K > 1)>(p, acc[g], row0 + rowT + 16 * g, col0 + colT);
+    };
+    int tileRow, tileCol;
+#if STREAMK
+    // The schedule and the current unit live in shared memory, written by thread 0 between
+    // barriers: none of it is held in registers across the main loop, where the accumulators and
+    // fragments need them all (held, they made ptxas spill on sm_80 to sm_90).
+    __shared__ lab_sk_tiles<BM, BN, BK> sched;
+    __shared__ lab_sk_unit w;
+    for (int u = 0;; ++u) {
+        if (threadIdx.x == 0) {
+            if (u == 0) sched.init(p);
+            if (!sched.unit(u, w)) w.id = -1;
+        }
+        __syncthreads();  // (and, u > 0: every warp has read its last of the ring)
+        if (w.id < 0) break;
+        lab_grouped_tile<GROUP_M>(w.id, (p.n + BN - 1) / BN, (p.m + BM - 1) / BM, tileRow, tileCol);
+        float acc[TM / 4][4][TN] = {};
+        product<kVecB>(p, tileRow * BM, tileCol * BN, w.k0 * BK, min(p.k, w.k1 * BK), acc);
+        if (sched.piece(w) && !lab_sk_fixup<THREADS>(p, sched, w, reinterpret_cast<float(&)[TM * TN]>(acc))) continue;
+        lab_grouped_tile<GROUP_M>(w.id, (p.n + BN - 1) / BN, (p.m + BM - 1) / BM, tileRow, tileCol);
+        store(acc, tileRow * BM, tileCol * BN);
+        __syncthreads();  // every thread has read w
+    }
+#else
+    lab_grouped_tile<GROUP_M>(tileRow, tileCol);
+    int kBegin, kEnd;  // this block's slice of K (SPLIT_K)
+    lab_k_slice<BK>(p, kBegin, kEnd);
+    float acc[TM / 4][4][TN] = {};
+    product<kVecB>(p, tileRow * BM, tileCol * BN, kBegin, kEnd, acc);
+    store(acc, tileRow * BM, tileCol * BN);
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) sgemm_13_k_major(lab_gemm_f32_args p) {

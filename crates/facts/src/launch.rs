@@ -63,7 +63,8 @@ pub enum Params {
     Transpose,
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
     /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
-    /// does not say it); `stream_k`: the kernel needs lab_gemm_tma_args' stream-K scratch;
+    /// does not say it); `stream_k`: the kernel needs its args' stream-K scratch (and, sgemm,
+    /// a 1-D grid of the whole waves' tiles and one stream-K block a resident slot);
     /// `pad_rows`: A and B reach it with rows zero-padded to whole float4s (lab_pad_rows);
     /// `split_k`: that many blocks (grid z) share each tile's K, adding into a zeroed C.
     Gemm {
@@ -106,7 +107,7 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
     ("l2", "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
     ("reduce", "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
     ("transpose", "TILE_X, TILE_Y (the tile one block moves)"),
-    ("sgemm", "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed)"),
+    ("sgemm", "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
     ("tensor", TENSOR_CORE),
     ("tf32", TENSOR_CORE),
     ("int8", TENSOR_CORE),
@@ -173,16 +174,15 @@ impl Launch {
                 (grid, Params::Reduce { single_pass })
             }
             "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
-            "sgemm" => (
-                Grid::Tiles { x: need("BN")?, y: need("BM")? },
-                Params::Gemm {
-                    tma_bk: None,
-                    tile: (need("BM")?, need("BN")?),
-                    stream_k: false,
-                    pad_rows: flag("PAD_ROWS")?,
-                    split_k: get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?,
-                },
-            ),
+            "sgemm" => {
+                let stream_k = flag("STREAMK")?;
+                let split_k = get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?;
+                if stream_k && split_k > 1 {
+                    return Err(format!("STREAMK = 1 takes SPLIT_K = 1, not {split_k} (stream-K splits K itself)"));
+                }
+                let tile = (need("BM")?, need("BN")?);
+                (Grid::Tiles { x: tile.1, y: tile.0 }, Params::Gemm { tma_bk: None, tile, stream_k, pad_rows: flag("PAD_ROWS")?, split_k })
+            }
             "tensor" | "tf32" | "int8" | "bf16" | "fp8" => {
                 let tma_bk = if flag("TMA")? {
                     if !arch_at_least(arch, 90) {

@@ -121,6 +121,7 @@ impl Family for Sgemm {
             c: unsafe { gpu.stream.alloc::<f32>(c_len) }?,
             a_pitched: None,
             b_pitched: None,
+            scratch: StreamK::default(),
             idx,
             want,
         }))
@@ -180,8 +181,33 @@ struct GemmCase {
     /// A and B at a pitch of whole float4s, for kernels with PAD_ROWS, when their own rows are not.
     a_pitched: Option<CudaSlice<f32>>,
     b_pitched: Option<CudaSlice<f32>>,
+    scratch: StreamK,
     idx: Vec<usize>,
     want: Vec<f64>,
+}
+
+/// A stream-K kernel's scratch (lab_gemm_f32_args): two tiles of partial sums a block, and a
+/// counter a block that starts at zero and that every launch leaves at zero. Grown, never shrunk.
+#[derive(Default)]
+struct StreamK {
+    partials: Option<CudaSlice<f32>>,
+    arrivals: Option<CudaSlice<u32>>,
+}
+
+impl StreamK {
+    /// Device pointers to room for `blocks` blocks of `tile` outputs.
+    fn get(&mut self, gpu: &Gpu, blocks: usize, tile: usize) -> Result<(u64, u64)> {
+        if self.partials.as_ref().is_none_or(|p| p.len() < 2 * blocks * tile) {
+            // SAFETY: a piece writes its slot before any other block reads it.
+            self.partials = Some(unsafe { gpu.stream.alloc::<f32>(2 * blocks * tile) }?);
+        }
+        if self.arrivals.as_ref().is_none_or(|a| a.len() < blocks) {
+            self.arrivals = Some(gpu.stream.alloc_zeros::<u32>(blocks)?);
+        }
+        let (p, _p) = self.partials.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
+        let (a, _a) = self.arrivals.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
+        Ok((p, a))
+    }
 }
 
 /// The row pitch a PAD_ROWS kernel gets `cols` floats at: the rows themselves where they are
@@ -196,7 +222,9 @@ impl Case for GemmCase {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let Params::Gemm { pad_rows, split_k, .. } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
+        let Params::Gemm { pad_rows, split_k, stream_k, tile: (bm, bn), .. } = kernel.launch.params else {
+            return Err(params_mismatch(kernel));
+        };
         let (x, y, _) = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
         let (m, n, k) = (self.m, self.n, self.k);
         // PAD_ROWS: rows that are not whole float4s are first copied to a pitch that is, zeros
@@ -208,12 +236,39 @@ impl Case for GemmCase {
         }
         let a = pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
         let b = pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?;
+        // STREAMK: one block a tile for the tiles of whole waves of `sk_blocks` (a block in each
+        // resident slot), then `sk_blocks` blocks that split the rest's k-steps (lab.h's scratch).
+        let (grid, sk_blocks, partials, arrivals) = if stream_k {
+            let sk_blocks = gpu.info.sms * kernel.blocks_per_sm()?.max(1);
+            let tiles = x * y;
+            let grid = tiles - tiles % sk_blocks + if tiles % sk_blocks > 0 { sk_blocks } else { 0 };
+            let (partials, arrivals) = self.scratch.get(gpu, sk_blocks as usize, (bm * bn) as usize)?;
+            ((grid, 1, 1), sk_blocks, partials, arrivals)
+        } else {
+            ((x, y, split_k), 0, 0, 0)
+        };
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
         let [m, n, k, lda, ldb] = [m, n, k, lda, ldb].map(|d| d as i32);
-        let args = lab_gemm_f32_args { a, b, c, m, n, k, lda, ldb, ldc: n, alpha: 1.0, beta: 0.0 };
+        let args = lab_gemm_f32_args {
+            a,
+            b,
+            c,
+            m,
+            n,
+            k,
+            lda,
+            ldb,
+            ldc: n,
+            alpha: 1.0,
+            beta: 0.0,
+            partials,
+            arrivals,
+            sk_blocks: sk_blocks as i32,
+        };
         // SAFETY: sgemm kernels take lab_gemm_f32_args; A is m rows of pitch lda (k used), B k
-        // rows of pitch ldb (n used), C m*n floats.
-        unsafe { kernel.launch(gpu, (x, y, split_k), &args) }
+        // rows of pitch ldb (n used), C m*n floats; a stream-K kernel's scratch holds two tiles
+        // of floats and a zeroed counter for each of its sk_blocks blocks.
+        unsafe { kernel.launch(gpu, grid, &args) }
     }
 
     /// Row-major C = A·B is column-major C^T = B^T·A^T: cuBLAS gets B first, with m and n swapped.
