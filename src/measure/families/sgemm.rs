@@ -238,9 +238,13 @@ impl Case for GemmCase {
         let b = pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?;
         // STREAMK: one block a tile for the tiles of whole waves of `sk_blocks` (a block in each
         // resident slot), then `sk_blocks` blocks that split the rest's k-steps (lab.h's scratch).
+        // With fewer tiles than slots but at least two slots a tile, each tile is split into the
+        // same number of pieces (split-K's decomposition, without its zeroed C and atomics), so no
+        // block spans two tiles.
         let (grid, sk_blocks, partials, arrivals) = if stream_k {
-            let sk_blocks = gpu.info.sms * kernel.blocks_per_sm()?.max(1);
+            let slots = gpu.info.sms * kernel.blocks_per_sm()?.max(1);
             let tiles = x * y;
+            let sk_blocks = if slots / tiles >= 2 { tiles * (slots / tiles) } else { slots };
             let grid = tiles - tiles % sk_blocks + if tiles % sk_blocks > 0 { sk_blocks } else { 0 };
             let (partials, arrivals) = self.scratch.get(gpu, sk_blocks as usize, (bm * bn) as usize)?;
             ((grid, 1, 1), sk_blocks, partials, arrivals)
