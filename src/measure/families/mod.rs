@@ -10,6 +10,7 @@ pub mod pitched;
 pub mod reduce;
 pub mod sgemm;
 pub mod shapes;
+pub mod stream_k;
 pub mod tensor;
 pub mod transpose;
 

@@ -8,6 +8,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::inputs::{poison, random_f32};
 use super::pitched::{line_pitch, pitched};
+use super::stream_k;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params};
@@ -121,7 +122,7 @@ impl Family for Sgemm {
             c: unsafe { gpu.stream.alloc::<f32>(c_len) }?,
             a_pitched: None,
             b_pitched: None,
-            scratch: StreamK::default(),
+            scratch: stream_k::Scratch::default(),
             idx,
             want,
         }))
@@ -181,33 +182,9 @@ struct GemmCase {
     /// A and B at a pitch of whole float4s, for kernels with PAD_ROWS, when their own rows are not.
     a_pitched: Option<CudaSlice<f32>>,
     b_pitched: Option<CudaSlice<f32>>,
-    scratch: StreamK,
+    scratch: stream_k::Scratch,
     idx: Vec<usize>,
     want: Vec<f64>,
-}
-
-/// A stream-K kernel's scratch (lab_gemm_f32_args): two tiles of partial sums a block, and a
-/// counter a block that starts at zero and that every launch leaves at zero. Grown, never shrunk.
-#[derive(Default)]
-struct StreamK {
-    partials: Option<CudaSlice<f32>>,
-    arrivals: Option<CudaSlice<u32>>,
-}
-
-impl StreamK {
-    /// Device pointers to room for `blocks` blocks of `tile` outputs.
-    fn get(&mut self, gpu: &Gpu, blocks: usize, tile: usize) -> Result<(u64, u64)> {
-        if self.partials.as_ref().is_none_or(|p| p.len() < 2 * blocks * tile) {
-            // SAFETY: a piece writes its slot before any other block reads it.
-            self.partials = Some(unsafe { gpu.stream.alloc::<f32>(2 * blocks * tile) }?);
-        }
-        if self.arrivals.as_ref().is_none_or(|a| a.len() < blocks) {
-            self.arrivals = Some(gpu.stream.alloc_zeros::<u32>(blocks)?);
-        }
-        let (p, _p) = self.partials.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
-        let (a, _a) = self.arrivals.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
-        Ok((p, a))
-    }
 }
 
 /// The row pitch a PAD_ROWS kernel gets `cols` floats at: the rows themselves where they are
@@ -246,7 +223,8 @@ impl Case for GemmCase {
             let tiles = x * y;
             let sk_blocks = if slots / tiles >= 2 { tiles * (slots / tiles) } else { slots };
             let grid = tiles - tiles % sk_blocks + if tiles % sk_blocks > 0 { sk_blocks } else { 0 };
-            let (partials, arrivals) = self.scratch.get(gpu, sk_blocks as usize, (bm * bn) as usize)?;
+            let tile_bytes = (bm * bn) as usize * std::mem::size_of::<f32>();
+            let (partials, arrivals) = self.scratch.get(gpu, 2 * sk_blocks as usize * tile_bytes, sk_blocks as usize)?;
             ((grid, 1, 1), sk_blocks, partials, arrivals)
         } else {
             ((x, y, split_k), 0, 0, 0)

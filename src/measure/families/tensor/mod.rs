@@ -18,6 +18,7 @@ use self::kinds::{Bf16, Fp16, Fp8, Int8, Kind, Tf32};
 use super::inputs::poison;
 use super::pitched::pitched;
 use super::sgemm::{gemm_suites, gemm_work, reference};
+use super::stream_k;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Grid, Launch, Params};
@@ -100,8 +101,7 @@ impl<K: Kind> Family for MmaGemm<K> {
             b_pitched: None,
             b_t,
             lt_default: None,
-            partials: None,
-            arrivals: None,
+            scratch: stream_k::Scratch::default(),
             idx,
             want,
         }))
@@ -122,10 +122,8 @@ struct MmaCase<K: Kind> {
     b_t: Option<CudaSlice<K::In>>,
     /// cuBLASLt's descriptors and candidates, where its first is the default call (Kind::LT_DEFAULT).
     lt_default: Option<lt::Prepared>,
-    /// A stream-K kernel's scratch (lab_gemm_tma_args): partial tiles, and arrival counters that
-    /// start at zero and that every launch leaves at zero.
-    partials: Option<CudaSlice<u8>>,
-    arrivals: Option<CudaSlice<u32>>,
+    /// A stream-K kernel's scratch (lab_gemm_tma_args).
+    scratch: stream_k::Scratch,
     idx: Vec<usize>,
     want: Vec<f64>,
 }
@@ -169,17 +167,7 @@ impl<K: Kind> Case for MmaCase<K> {
         let (partials, arrivals) = if stream_k {
             // Two tiles of C's type a block and two counters a block (the kernel's header).
             let blocks = grid.0 as usize;
-            let bytes = 2 * blocks * (bm * bn) as usize * std::mem::size_of::<K::Out>();
-            if self.partials.as_ref().is_none_or(|p| p.len() < bytes) {
-                // SAFETY: a piece writes its slot before any other block reads it.
-                self.partials = Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?);
-            }
-            if self.arrivals.as_ref().is_none_or(|a| a.len() < 2 * blocks) {
-                self.arrivals = Some(gpu.stream.alloc_zeros::<u32>(2 * blocks)?);
-            }
-            let (p, _p) = self.partials.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
-            let (a, _a) = self.arrivals.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
-            (p, a)
+            self.scratch.get(gpu, 2 * blocks * (bm * bn) as usize * std::mem::size_of::<K::Out>(), 2 * blocks)?
         } else {
             (0, 0)
         };
