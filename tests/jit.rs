@@ -54,7 +54,7 @@ fn the_hash_covers_the_headers_a_kernel_includes_and_no_others() {
 fn the_space_starts_with_the_manifest_and_constraints_prune_it() {
     let h100 = Some(90);
     for v in registry::all().unwrap().iter().filter(|v| !v.tune.is_empty()) {
-        let space = tune::space(v);
+        let space = tune::space(v, &[]);
         assert_eq!(space[0], v.config(), "{}", v.name);
         let product: usize = v.tune.iter().map(|(_, vals)| vals.len()).product();
         assert!(space.len() <= product + 1, "{}", v.name);
@@ -71,9 +71,23 @@ fn the_space_starts_with_the_manifest_and_constraints_prune_it() {
 }
 
 #[test]
+fn only_narrows_a_tune_list_and_fixes_an_untuned_define() {
+    let v = registry::by_name("sgemm_13_k_major_split_k").unwrap();
+    let only = vec![("BN".to_string(), vec![256]), ("SPLIT_K".to_string(), vec![4]), ("LAB_DYN_SMEM".to_string(), vec![98304])];
+    let space = tune::space(v, &only);
+    assert_eq!(space[0], v.config(), "the manifest's configuration stays the reference point");
+    assert!(space.len() > 2);
+    for c in &space[1..] {
+        assert_eq!((c.value("BN"), c.value("SPLIT_K"), c.value("LAB_DYN_SMEM")), (Some(256), Some(4), Some(98304)), "{}", c.label());
+    }
+    let full = tune::space(v, &[]);
+    assert!(space.len() < full.len() / 4, "{} of {}", space.len(), full.len());
+}
+
+#[test]
 fn a_search_tries_the_earlier_pick_second() {
     let v = registry::by_name("sgemm_08_double_buffered").unwrap();
-    let kept: Vec<_> = tune::space(v).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();
+    let kept: Vec<_> = tune::space(v, &[]).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();
     let earlier = kept[kept.len() / 2].clone();
     let ordered = tune::order(kept.clone(), 7, Some(&earlier));
     assert_eq!(ordered[0], v.config(), "the manifest's configuration first");
@@ -89,7 +103,7 @@ fn a_search_tries_the_earlier_pick_second() {
 fn every_kept_sgemm_configuration_compiles() {
     nvrtc();
     let v = registry::by_name("sgemm_08_double_buffered").unwrap();
-    let kept: Vec<_> = tune::space(v).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();
+    let kept: Vec<_> = tune::space(v, &[]).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();
     // About 40 of them, an odd stride apart so every constant's values come up.
     for c in kept.iter().step_by((kept.len() / 40) | 1) {
         jit::compile(v, c, 90).unwrap_or_else(|e| panic!("{} passes the constraints but not the compiler: {e}", c.label()));

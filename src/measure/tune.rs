@@ -32,10 +32,19 @@ const CHILD_LIMIT: Duration = Duration::from_secs(120);
 /// Rounds of the head-to-head re-timing.
 const ROUNDS: usize = 2;
 
-/// Every configuration of the manifest's `tune` lists, the manifest's own first.
-pub fn space(spec: &VariantSpec) -> Vec<Config> {
+/// Every configuration of the manifest's `tune` lists, the manifest's own first. `only` narrows
+/// the search (`tune --only NAME=V,..`): its values replace the list of a tuned constant, or fix
+/// one the manifest does not tune.
+pub fn space(spec: &VariantSpec, only: &[(String, Vec<i64>)]) -> Vec<Config> {
+    let mut lists: Vec<(&str, &[i64])> = spec.tune.iter().map(|(n, v)| (n.as_str(), v.as_slice())).collect();
+    for (name, values) in only {
+        match lists.iter_mut().find(|(n, _)| n == name) {
+            Some(l) => l.1 = values,
+            None => lists.push((name, values)),
+        }
+    }
     let mut configs = vec![spec.config()];
-    for (name, values) in &spec.tune {
+    for (name, values) in lists {
         configs = configs.iter().flat_map(|c| values.iter().map(move |&v| c.with(name, v))).collect();
     }
     let mut out = vec![spec.config()];
@@ -140,6 +149,8 @@ pub struct Search<'a> {
     pub top: usize,
     pub seed: u64,
     pub git_commit: &'a str,
+    /// `--only`'s lists (see `space`).
+    pub only: &'a [(String, Vec<i64>)],
 }
 
 impl Search<'_> {
@@ -195,7 +206,7 @@ impl Search<'_> {
         previous: Option<&Config>,
         tried: &mut dyn FnMut(&Candidate) -> Result<()>,
     ) -> Result<TuneRecord> {
-        let all = space(spec);
+        let all = space(spec, self.only);
         let sm = self.device.sm();
         let mut rec = TuneRecord {
             family: spec.family.to_string(),

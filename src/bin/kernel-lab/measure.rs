@@ -54,6 +54,32 @@ pub struct TuneArgs {
     seed: Option<u64>,
     #[arg(long, default_value_t = 0)]
     gpu: usize,
+    /// Search only these values of a constant, NAME=V[,V..] (repeatable): they replace its tune
+    /// list, or fix a define the manifest does not tune.
+    #[arg(long = "only")]
+    only: Vec<String>,
+}
+
+/// `--only NAME=V,V`: a constant every variant searched has (a define or BLOCK_X/Y/Z), and its values.
+fn only_lists(texts: &[String], variants: &[&registry::VariantSpec]) -> Result<Vec<(String, Vec<i64>)>> {
+    let mut out: Vec<(String, Vec<i64>)> = Vec::new();
+    for t in texts {
+        let Some((name, values)) = t.split_once('=') else {
+            bail!(usage(format!("--only takes NAME=V[,V..], not '{t}'")));
+        };
+        let values: Vec<i64> = values
+            .split(',')
+            .map(|v| v.trim().parse().map_err(|_| usage(format!("--only {name}: '{v}' is not an integer"))))
+            .collect::<Result<_>>()?;
+        if let Some(v) = variants.iter().find(|v| v.config().value(name).is_none()) {
+            bail!(usage(format!("--only: {} has no constant {name}", v.name)));
+        }
+        if out.iter().any(|(n, _)| n == name) {
+            bail!(usage(format!("--only names {name} twice")));
+        }
+        out.push((name.to_string(), values));
+    }
+    Ok(out)
 }
 
 pub fn tune(a: &TuneArgs) -> Result<u8> {
@@ -73,6 +99,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
     if !(a.budget.is_finite() && a.budget > 0.0) {
         bail!(usage(format!("--budget must be a positive number of seconds, not {}", a.budget)));
     }
+    let only = only_lists(&a.only, &tunable)?;
     if a.top == 0 {
         bail!(usage("--top must be at least 1".into()));
     }
@@ -105,6 +132,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
         top: a.top,
         seed: a.seed.unwrap_or_else(clock_seed),
         git_commit: env!("KERNEL_LAB_GIT"),
+        only: &only,
     };
     eprintln!("tuning on {} ({}), {} s per variant and shape, seed {}", gpu.info.name, gpu.info.arch_name(), search.budget_s, search.seed);
     let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Tune, &gpu.info, Some(search.seed), None, None));
