@@ -85,6 +85,17 @@ fn only_narrows_a_tune_list_and_fixes_an_untuned_define() {
 }
 
 #[test]
+fn a_search_on_one_gpu_takes_that_gpus_shared_memory() {
+    // tensor_04 is sm_80+: its build keeps to the 99 KB an sm_86 block may have; a search on an
+    // H100 or H200 (sm_90, 227 KB) may give it a deeper ring.
+    let v = registry::by_name("tensor_04_mma_ldmatrix").unwrap();
+    let deep = v.config().with("LAB_DYN_SMEM", 196608).with("WN", 64).with("STAGES", 4).with("BM", 128).with("BN", 256).with("BK", 64);
+    assert!(tune::prefilter(v, &deep, None).is_err(), "every admitted architecture's limit");
+    assert!(tune::prefilter(v, &deep, Some(86)).is_err(), "an sm_86 block may have 99 KB");
+    assert!(tune::prefilter(v, &deep, Some(90)).map_err(|e| e.to_string()).is_ok(), "an sm_90 block may have 227 KB");
+}
+
+#[test]
 fn a_search_tries_the_earlier_pick_second() {
     let v = registry::by_name("sgemm_08_double_buffered").unwrap();
     let kept: Vec<_> = tune::space(v, &[]).into_iter().filter(|c| tune::prefilter(v, c, Some(90)).is_ok()).collect();

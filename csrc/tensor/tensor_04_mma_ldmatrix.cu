@@ -1,12 +1,14 @@
 // Technique: mma.sync m16n8k16 from PTX with ldmatrix, XOR-swizzled shared memory and warp
-//   tiling, fed by a STAGES-deep cp.async pipeline (rung 4; sm_80 and later).
+//   tiling, fed by a STAGES-deep cp.async pipeline, fragments double-buffered in registers (rung
+//   4; sm_80 and later).
 // Teaches: what WMMA hides. One ldmatrix.x4 fills a warp's whole A fragment (four 8x8 matrices)
 //   and ldmatrix.trans turns row-major B into the column fragments mma wants; the XOR swizzle of
 //   16-byte chunks puts the eight rows an 8x8 load touches in eight different bank groups, with no
 //   padding; each warp owns a WM x WN tile of (WM / 16) x (WN / 8) accumulators.
 // Limits: BK 32 or 64 and BN 128 or 256 (the swizzles below); k and n multiples of 8; the stages
-//   in dynamic shared memory (LAB_DYN_SMEM, within the 99 KB every sm_80+ part allows), so the
-//   search reaches the 128 x 256 tiles, 64 x 64 warp tiles and 3-4 stages of the Ampere recipe;
+//   in dynamic shared memory (LAB_DYN_SMEM: the build keeps to the 99 KB every sm_80+ part
+//   allows; a search on an H100 or H200 may give a block up to 227 KB, a deeper ring), so the
+//   search reaches the 128 x 256 tiles, 64 x 64 warp tiles and 3-5 stages of the Ampere recipe;
 //   the epilogue stores fp32 from registers with bounds checks.
 #include "cp_async.cuh"
 #include "mma_tiles.cuh"
@@ -62,11 +64,23 @@ __device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, unsigned s
     }
 }
 
+// A warp's fragments of one k16 step from a stage: MT of A (one ldmatrix.x4 each: lanes 0-15 give
+// rows 0-15 of the k 0-7 half, lanes 16-31 the k 8-15 half) and NT / 2 of B (row-major k x n,
+// transposed on load: lanes 0-15 give k rows 0-15 of one n8 tile, lanes 16-31 those of the next).
+template <int MT, int NT>
+__device__ __forceinline__ void fragments(unsigned (&af)[MT][4], unsigned (&bf)[NT / 2][4], const unsigned short* A, const unsigned short* B,
+                                          int kk, int wr, int wc, int lane) {
+#pragma unroll
+    for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], A + a_off(wr + 16 * i + (lane & 15), (kk >> 3) + (lane >> 4)));
+#pragma unroll
+    for (int j = 0; j < NT / 2; ++j) ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
+}
+
 extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_tc_args p) {
     extern __shared__ __align__(128) unsigned short stages[];
     unsigned short* sa = stages;                     // STAGES x BM x BK
     unsigned short* sb = stages + STAGES * BM * BK;  // STAGES x BK x BN
-    constexpr int MT = WM / 16, NT = WN / 8;
+    constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
@@ -77,33 +91,39 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
         if (t < tiles) load_stage(p, sa + t * BM * BK, sb + t * BK * BN, row0, col0, t * BK);
-        lab_cp_async_commit();
+        lab_cp_async_commit();  // empty groups keep the count uniform
     }
+    lab_cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    // The fragments are double-buffered: each k16 step reads the next one's from shared memory
+    // while its mmas run, and the last step of a k-tile reads the next k-tile's first, after the
+    // barrier that says it has landed (so the mmas never wait on a barrier with nothing to do).
+    unsigned af[2][MT][4], bf[2][NT / 2][4];
+    fragments<MT, NT>(af[0], bf[0], sa, sb, 0, wr, wc, lane);
+    int read = 0, write = STAGES - 1;
     for (int t = 0; t < tiles; ++t) {
-        lab_cp_async_wait<STAGES - 2>();
-        __syncthreads();
-        const int next = t + STAGES - 1;
-        if (next < tiles) load_stage(p, sa + next % STAGES * BM * BK, sb + next % STAGES * BK * BN, row0, col0, next * BK);
+        // Stage `write` was last read in k-tile t - 1, before the barrier that ended it.
+        if (t + STAGES - 1 < tiles) load_stage(p, sa + write * BM * BK, sb + write * BK * BN, row0, col0, (t + STAGES - 1) * BK);
         lab_cp_async_commit();
-        const unsigned short* A = sa + t % STAGES * BM * BK;
-        const unsigned short* B = sb + t % STAGES * BK * BN;
 #pragma unroll
-        for (int kk = 0; kk < BK; kk += 16) {
-            unsigned af[MT][4], bf[NT / 2][4];
-            // A: lanes 0-15 give rows 0-15 of the k 0-7 half, lanes 16-31 the k 8-15 half.
-#pragma unroll
-            for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], A + a_off(wr + 16 * i + (lane & 15), (kk >> 3) + (lane >> 4)));
-            // B (row-major k x n), transposed on load: lanes 0-15 give k rows 0-15 of one n8 tile,
-            // lanes 16-31 those of the next.
-#pragma unroll
-            for (int j = 0; j < NT / 2; ++j)
-                ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
+        for (int kk = 0; kk < KK; ++kk) {
+            const int cur = kk % 2;  // KK is 2 or 4: each k-tile starts on set 0
+            if (kk == KK - 1) {
+                lab_cp_async_wait<STAGES - 2>();
+                __syncthreads();
+                read = read + 1 == STAGES ? 0 : read + 1;
+                write = write + 1 == STAGES ? 0 : write + 1;
+                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], sa + read * BM * BK, sb + read * BK * BN, 0, wr, wc, lane);
+            } else {
+                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], sa + read * BM * BK, sb + read * BK * BN, 16 * (kk + 1), wr, wc, lane);
+            }
 #pragma unroll
             for (int i = 0; i < MT; ++i)
 #pragma unroll
-                for (int j = 0; j < NT; ++j) mma_16816(acc[i][j], af[i], bf[j / 2][2 * (j % 2)], bf[j / 2][2 * (j % 2) + 1]);
+                for (int j = 0; j < NT; ++j)
+                    mma_16816(acc[i][j], af[cur][i], bf[cur][j / 2][2 * (j % 2)], bf[cur][j / 2][2 * (j % 2) + 1]);
         }
     }
-    lab_cp_async_wait<0>();
+    lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
     lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + wr, col0 + wc, acc);
 }

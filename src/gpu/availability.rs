@@ -6,7 +6,7 @@
 //! (`measure::families::can_run` joins the two); the vendor library declining a shape is the
 //! third kind of skip, said the same way everywhere.
 
-use crate::facts::arch;
+use crate::facts::arch::{self, ArchReq};
 use crate::facts::launch::Launch;
 use crate::gpu::registry::{Config, VariantSpec};
 
@@ -31,7 +31,9 @@ pub fn source(spec: &VariantSpec, sm: u32) -> Result<Source, String> {
 }
 
 /// The launch of `config` of `spec`, when the configuration keeps the manifest's constraints,
-/// its family's launch protocol and (with `sm`) the architecture's limit on threads per block;
+/// its family's launch protocol and the limits of every architecture the manifest admits, or with
+/// `sm` those of that GPU alone (a configuration compiled where it runs, as the tuner's are, may
+/// take the 227 KB of shared memory an H100 block may have where an sm_80+ build keeps to 99 KB);
 /// else why not. The tuner asks before compiling a candidate; the runner before launching one.
 pub fn configuration(spec: &VariantSpec, config: &Config, sm: Option<u32>) -> Result<Launch, String> {
     crate::facts::expr::check_all(&spec.constraints, &|n| config.value(n))?;
@@ -40,7 +42,11 @@ pub fn configuration(spec: &VariantSpec, config: &Config, sm: Option<u32>) -> Re
     if threads == 0 || threads > max {
         return Err(format!("{threads} threads per block; this GPU takes at most {max}"));
     }
-    Launch::parse(&spec.family, &spec.arch, &|n| config.value(n))
+    let on = match (sm, &spec.arch) {
+        (Some(sm), &ArchReq::AtLeast(min)) if sm >= min => ArchReq::Exact { sm, arch_specific: false },
+        (_, arch) => arch.clone(),
+    };
+    Launch::parse(&spec.family, &on, &|n| config.value(n))
 }
 
 /// The reason shown when the vendor library declines a shape (cuBLAS's NOT_SUPPORTED): its

@@ -202,12 +202,12 @@ pub fn config_of(subject: &Subject, spec: Option<&VariantSpec>) -> Option<Config
     }
 }
 
-/// The launch of a subject's configuration (None for the baseline, or a tuned configuration the
-/// current protocol no longer takes).
-pub fn launch_of(subject: &Subject, spec: Option<&VariantSpec>) -> Option<crate::facts::launch::Launch> {
+/// The launch of a subject's configuration on a GPU of compute capability `sm` (None for the
+/// baseline, or a tuned configuration the current protocol no longer takes).
+pub fn launch_of(subject: &Subject, spec: Option<&VariantSpec>, sm: u32) -> Option<crate::facts::launch::Launch> {
     let spec = spec?;
     match subject {
-        Subject::Tuned { config, .. } => availability::configuration(spec, config, None).ok(),
+        Subject::Tuned { config, .. } => availability::configuration(spec, config, Some(sm)).ok(),
         _ => Some(spec.launch),
     }
 }

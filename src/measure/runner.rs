@@ -66,7 +66,7 @@ impl Ratios {
 /// measured.
 pub fn blank_entry(fam: &dyn Family, subject: &Subject, shape: &Shape, seed: u64, dev: &DeviceInfo) -> Result<Entry> {
     let spec = spec_of(subject)?;
-    let launch = launch_of(subject, spec);
+    let launch = launch_of(subject, spec, dev.sm());
     let info = fam.info();
     let (variant, kind, tuned_at) = match subject {
         Subject::Baseline => (info.baseline.unwrap_or("baseline").to_string(), Kind::Baseline, None),

@@ -262,7 +262,7 @@ impl Search<'_> {
         // CHAINS), and then the fastest launch is not the fastest configuration.
         let fam = families::of(spec).ok();
         let rate_of = |config: &Config, ms: f64| {
-            let launch = availability::configuration(spec, config, None).ok();
+            let launch = availability::configuration(spec, config, Some(sm)).ok();
             fam.map_or(-ms, |f| f.work(shape, launch.as_ref()).rate(f.info().unit, ms))
         };
         let mut finalists: Vec<&Candidate> =
