@@ -15,12 +15,6 @@
 
 #define THREADS (BLOCK_X)
 #define WARPS (THREADS / 32)
-// Blocks an SM must hold (ptxas keeps registers to 64K / (THREADS * MIN_BLOCKS)): with 8 warps an
-// SM, two a scheduler, the tensor pipe of an H200 idled 41% of the time (ncu, log s15-8), the
-// warps waiting out each mma's fixed latency; more warps with smaller warp tiles may fill it.
-#ifndef MIN_BLOCKS
-#define MIN_BLOCKS 1
-#endif
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert((BK == 32 || BK == 64) && (BN == 128 || BN == 256), "the swizzles below are for 32- or 64-wide A rows, 128- or 256-wide B rows");
 static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "warps tile the block");
@@ -82,7 +76,7 @@ __device__ __forceinline__ void fragments(unsigned (&af)[MT][4], unsigned (&bf)[
     for (int j = 0; j < NT / 2; ++j) ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) tensor_04_mma_ldmatrix(lab_gemm_tc_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_tc_args p) {
     extern __shared__ __align__(128) unsigned short stages[];
     unsigned short* sa = stages;                     // STAGES x BM x BK
     unsigned short* sb = stages + STAGES * BM * BK;  // STAGES x BK x BN
