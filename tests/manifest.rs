@@ -100,9 +100,11 @@ fn stream_k_needs_a_persistent_grid_which_takes_no_cluster_and_flags_are_0_or_1(
     assert!(e.contains("STREAMK = 2"), "{e}");
     let e = launch(&[("PINGPONG", 1)]).unwrap_err();
     assert!(e.contains("PINGPONG = 1 needs PERSISTENT = 1"), "{e}");
-    let e = launch(&[("PINGPONG", 1), ("PERSISTENT", 1), ("STREAMK", 1)]).unwrap_err();
+    let e = launch(&[("PINGPONG", 1), ("PERSISTENT", 1), ("SLICED_C", 0)]).unwrap_err();
     assert!(e.contains("PINGPONG = 1 needs"), "{e}");
     assert!(launch(&[("PINGPONG", 1), ("PERSISTENT", 1)]).is_ok());
+    let both = launch(&[("PINGPONG", 1), ("PERSISTENT", 1), ("STREAMK", 1)]).unwrap();
+    assert!(matches!(both.params, Params::Gemm { stream_k: true, .. }));
     let e = launch(&[("PERSISTENT", 1), ("CLUSTER_Y", 2)]).unwrap_err();
     assert!(e.contains("takes no cluster"), "{e}");
     assert!(launch(&[("CLUSTER_Y", 2)]).is_ok());

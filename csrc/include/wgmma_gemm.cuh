@@ -54,7 +54,11 @@
 // BM / 64), instead of halves of every tile (CUTLASS's ping-pong schedule). Their main loops take
 // turns, handed over by two named barriers, so one consumer's C leaves while the other's wgmmas
 // run: the epilogue no longer stops the Tensor Cores. The handover also keeps a consumer from
-// waiting on a stage's barrier more than one phase ahead (its parity would alias).
+// waiting on a stage's barrier more than one phase ahead (its parity would alias). With STREAMK,
+// the stream-K pieces are units like the others, taken in turn: a piece is a whole tile's rows
+// over part of its k-tiles, so its slot and counter belong to one warpgroup (TILE_PARTS = 1), and
+// one consumer's fixup runs while the other's wgmmas do. A ping-pong tile is at most 128 x 192,
+// which makes 5.3 waves at 4096^3 and 5.5 at 4097^3: the tail that stream-K shares out.
 //
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
@@ -123,6 +127,8 @@ typedef float2 lab_acc2;
 
 #define MT (BM / (PINGPONG ? 64 : 128))  // 64-row blocks of a tile each consumer warpgroup multiplies
 #define WG_ROW(wg) (PINGPONG ? 0 : ((wg) - 1) * 64 * MT)  // its first row in the tile
+#define TILE_PARTS (PINGPONG ? 1 : 2)                     // the warpgroups that share one tile
+#define WG_PART(wg) (PINGPONG ? 0 : (wg) - 1)            // consumer wg's part of its tiles
 #define STAGE_A (BM * 128)
 #define STAGE_B (BN * 128)
 #define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
@@ -147,7 +153,7 @@ static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's na
 static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent tile rows sharing B");
 static_assert(PERSISTENT == 0 || CLUSTER_Y == 1, "a persistent block walks tiles alone");
 static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
-static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C && !STREAMK), "ping-pong alternates a persistent block's whole tiles, C sliced");
+static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
 static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
@@ -418,14 +424,16 @@ struct lab_tiles {
 
 #if STREAMK
 // A stream-K piece's end (consumer warpgroup wg - 1): its accumulators to its slot, one arrival
-// on the tile's counter; the last piece to arrive adds the others' slots into d and returns true
-// (it stores C). A slot holds each thread's registers i-major, so every access is coalesced.
+// on the counter of its part of the tile; the last piece to arrive adds the others' slots into d
+// and returns true (it stores C). A slot holds each thread's registers i-major, so every access
+// is coalesced; the host gives each slot a tile of C's type (TILE_PARTS parts of R registers of
+// 128 threads).
 __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, const lab_tiles& tiles, const lab_unit& w, lab_acc (&d)[MT][BN / 2],
                                                    int wg, int tid) {
     constexpr int R = MT * BN / 2;  // registers a thread
     __shared__ int last[2];
     lab_acc* partials = lab_ptr<lab_acc>(p.partials);
-    auto at = [&](int slot, int i) { return partials + ((size_t)(2 * slot + wg - 1) * R + i) * 128 + tid; };
+    auto at = [&](int slot, int i) { return partials + ((size_t)(TILE_PARTS * slot + WG_PART(wg)) * R + i) * 128 + tid; };
 #pragma unroll
     for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -436,7 +444,7 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
     // whose shares are not empty (with fewer stream-K k-tiles than blocks, some are).
     const long long first = (long long)w.sk * tiles.ktiles, end = first + tiles.ktiles;
     const int b0 = (int)(((first + 1) * tiles.blocks - 1) / tiles.split), b1 = (int)((end * tiles.blocks - 1) / tiles.split);
-    unsigned* count = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + wg - 1;
+    unsigned* count = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + WG_PART(wg);
     if (tid == 0) {
         unsigned pieces = 0;
         for (int b = b0; b <= b1; ++b) pieces += tiles.share(b) < tiles.share(b + 1);

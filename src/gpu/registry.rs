@@ -62,28 +62,41 @@ pub fn by_name(name: &str) -> Result<&'static VariantSpec> {
 }
 
 /// The variants a command-line filter names: a family, a variant (its whole name), or part of
-/// variant names.
-/// No filter means all. A filter that matches nothing is an error that lists the families.
+/// variant names; several such terms, comma-separated, name the union, in the registry's order.
+/// No filter means all. A term that matches nothing is an error that lists the families.
 pub fn select(filter: Option<&str>) -> Result<Vec<&'static VariantSpec>> {
     let all = all()?;
     let Some(f) = filter else { return Ok(all.iter().collect()) };
     let families = families()?;
-    // A variant's whole name picks that variant alone, though it is part of others' names
-    // (sgemm_08_double_buffered and sgemm_08_double_buffered_split_k).
-    let picked: Vec<&'static VariantSpec> = if families.contains(&f) {
-        all.iter().filter(|v| v.family == f).collect()
-    } else if let Some(v) = all.iter().find(|v| v.name == f) {
-        vec![v]
-    } else {
-        all.iter().filter(|v| v.name.contains(f)).collect()
-    };
-    if picked.is_empty() {
-        return Err(LabError::Usage(format!(
-            "no family or variant matches '{f}' (families: {}; `kernel-lab list` shows the variants)",
-            families.join(", ")
-        )));
+    let mut keep = vec![false; all.len()];
+    for term in f.split(',').map(str::trim) {
+        // A variant's whole name picks that variant alone, though it is part of others' names
+        // (sgemm_08_double_buffered and sgemm_08_double_buffered_split_k).
+        let whole = all.iter().any(|v| v.name == term);
+        let picks = |v: &VariantSpec| {
+            if families.contains(&term) {
+                v.family == term
+            } else if whole {
+                v.name == term
+            } else {
+                !term.is_empty() && v.name.contains(term)
+            }
+        };
+        let mut any = false;
+        for (i, v) in all.iter().enumerate() {
+            if picks(v) {
+                keep[i] = true;
+                any = true;
+            }
+        }
+        if !any {
+            return Err(LabError::Usage(format!(
+                "no family or variant matches '{term}' (families: {}; `kernel-lab list` shows the variants)",
+                families.join(", ")
+            )));
+        }
     }
-    Ok(picked)
+    Ok(all.iter().zip(keep).filter(|(_, k)| *k).map(|(v, _)| v).collect())
 }
 
 /// Checks a family name given with --family.

@@ -118,7 +118,7 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
 
 /// The Tensor Core GEMM families' protocol.
 const TENSOR_CORE: &str =
-    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM (STREAMK = 1 splits its last wave, PINGPONG = 1 alternates whole tiles between its consumers)";
+    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM (STREAMK = 1 splits its last wave, PINGPONG = 1 alternates whole tiles, or stream-K pieces, between its consumers)";
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
@@ -193,14 +193,14 @@ impl Launch {
                     None
                 };
                 // PERSISTENT = 1: one resident block an SM, walking the tiles; STREAMK = 1 splits
-                // its last wave; PINGPONG = 1 gives its consumers alternate tiles (SLICED_C picks
-                // its epilogue: checked here, read by the kernel).
+                // its last wave; PINGPONG = 1 gives its consumers alternate tiles, or stream-K
+                // pieces (SLICED_C picks its epilogue: checked here, read by the kernel).
                 let persistent = flag("PERSISTENT")?;
                 let stream_k = flag("STREAMK")?;
                 flag("SLICED_C")?;
                 let sliced = get("SLICED_C") != Some(0); // the kernel's default is 1
-                if flag("PINGPONG")? && !(persistent && sliced && !stream_k) {
-                    return Err("PINGPONG = 1 needs PERSISTENT = 1, SLICED_C = 1 and STREAMK = 0 (it alternates whole tiles)".into());
+                if flag("PINGPONG")? && !(persistent && sliced) {
+                    return Err("PINGPONG = 1 needs PERSISTENT = 1 and SLICED_C = 1 (it alternates whole tiles, C through shared memory)".into());
                 }
                 if stream_k && !persistent {
                     return Err("STREAMK = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());

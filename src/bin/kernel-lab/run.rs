@@ -20,7 +20,8 @@ use kernel_lab::LabError;
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// A family, a variant (its whole name picks it alone), or part of variant names.
+    /// A family, a variant (its whole name picks it alone), or part of variant names; several,
+    /// comma-separated, for their union.
     filter: Option<String>,
     /// Problem sizes, the family's syntax (sgemm: N or MxNxK; memory: bytes, with K/M/G).
     #[arg(long = "size", value_delimiter = ',')]

@@ -1,0 +1,7 @@
+// Technique: bf16_02's ping-pong schedule with stream-K for the tail wave (tensor_08): the last,
+//   partial wave's tiles split by k-tiles over all the blocks, the pieces taken in turn.
+// Teaches: the tail wave's share of a bf16 GEMM at 128 x 192 tiles, bf16_02 beside it.
+// Limits: as bf16_02; the partial sums go through global memory (two tiles a block).
+#include "wgmma_gemm.cuh"
+
+extern "C" __global__ void __launch_bounds__(384, 1) bf16_03_pingpong_stream_k(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

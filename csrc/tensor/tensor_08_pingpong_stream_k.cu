@@ -1,0 +1,9 @@
+// Technique: rung 7's ping-pong schedule (wgmma_gemm.cuh) with stream-K: the tiles that would make
+//   a last, partial wave are split by k-tiles over all the blocks, and each block's consumers take
+//   its pieces in turn like its whole tiles, one's fixup running while the other's wgmmas do.
+// Teaches: what the tail wave costs the ping-pong schedule, whose tiles are at most 128 x 192
+//   (704 of them at 4096^3 are 5.3 waves of 132; 726 at 4097^3, 5.5), rung 7 beside it.
+// Limits: as rung 7; the partial sums go through global memory (two tiles a block).
+#include "wgmma_gemm.cuh"
+
+extern "C" __global__ void __launch_bounds__(384, 1) tensor_08_pingpong_stream_k(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
