@@ -31,19 +31,12 @@ __device__ __forceinline__ unsigned lab_word(const uint4& lo, const uint4& hi, i
     }
 }
 
-// The copy walks tiles of 256 chunks of one row, a chunk a thread: the tile's row is one 32-bit
-// division a tile, shared by the block (a matrix that fits a GPU's memory has far fewer than 2^32
-// tiles of 4 KiB). A 64-bit division for every chunk held the copy to 2.4 TB/s on the H200, with
-// math-pipe throttling among its stalls (ncu, log 2026-12-01-s16-1).
 extern "C" __global__ void __launch_bounds__(256) lab_pad_rows(lab_pad_args p) {
     const unsigned char* src = lab_ptr<const unsigned char>(p.src);  // 256-byte aligned
     uint4* dst = lab_ptr<uint4>(p.dst);
-    const uint64_t chunks = p.ld / 16, end = p.rows * p.cols;
-    const unsigned per_row = (unsigned)((chunks + 255) / 256), tiles = (unsigned)(p.rows * per_row);
-    for (unsigned t = blockIdx.x; t < tiles; t += gridDim.x) {
-        const unsigned r = t / per_row;
-        const uint64_t c = (uint64_t)(t - r * per_row) * 256 + threadIdx.x, c0 = c * 16;
-        if (c >= chunks) continue;
+    const uint64_t chunks = p.ld / 16, total = p.rows * chunks, end = p.rows * p.cols;
+    for (uint64_t i = (uint64_t)blockIdx.x * 256 + threadIdx.x; i < total; i += (uint64_t)gridDim.x * 256) {
+        const uint64_t r = i / chunks, c0 = (i - r * chunks) * 16;
         uint4 v = make_uint4(0, 0, 0, 0);
         if (c0 < p.cols) {
             const uint64_t at = r * p.cols + c0, base = at & ~(uint64_t)15;
@@ -62,6 +55,6 @@ extern "C" __global__ void __launch_bounds__(256) lab_pad_rows(lab_pad_args p) {
             }
             v = make_uint4(w[0], w[1], w[2], w[3]);
         }
-        dst[(uint64_t)r * chunks + c] = v;
+        dst[i] = v;
     }
 }

@@ -3,7 +3,7 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 
-use crate::error::{LabError, Result};
+use crate::error::Result;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_pad_args;
 
@@ -41,10 +41,8 @@ pub fn pitched<T: DeviceRepr>(
     let (to, _to) = dst.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
     let size = std::mem::size_of::<T>();
     let args = lab_pad_args { src: from, dst: to, rows: rows as u64, cols: (cols * size) as u64, ld: (ld * size) as u64 };
-    // The kernel's tiles: 256 16-byte chunks of one row each, counted in 32 bits.
-    let tiles = rows as u64 * (ld * size / 16).div_ceil(256) as u64;
-    let tiles = u32::try_from(tiles).map_err(|_| LabError::Usage(format!("a {rows} x {ld} matrix is too large to pad (over 2^32 tiles)")))?;
-    let grid = tiles.min(gpu.info.sms * 16);
+    let chunks = (rows * ld * size / 16) as u64;
+    let grid = chunks.div_ceil(256).min(gpu.info.sms as u64 * 16) as u32;
     // SAFETY: lab_pad_rows takes lab_pad_args in bytes; src holds rows x cols and dst rows x ld
     // elements of `size` bytes, and ld * size is a multiple of 16 (the callers' pitches).
     unsafe { kernel.launch_helper("lab_pad_rows", &gpu.stream, grid, 256, &args) }?;
