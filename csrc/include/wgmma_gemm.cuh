@@ -63,8 +63,9 @@
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
 // a block stages C through the drained ring; a persistent block, whose ring holds the next tile,
-// through 20 KiB of its own. The consumers still write each slice into shared memory themselves,
-// so only the global writes of C overlap the next tile's wgmmas, and only where C is aligned.
+// through 20 KiB of its own (32 KiB where they fit: two TMA-store boxes a warpgroup). The
+// consumers still write each slice into shared memory themselves, so only the global writes of C
+// overlap the next tile's wgmmas, and only where C is aligned.
 #pragma once
 #include "pad_rows.cuh"
 #include "wgmma.cuh"
@@ -134,10 +135,14 @@ typedef float2 lab_acc2;
 #define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
 #define CPITCH (BN + 8)     // C staged in the ring: 32 bytes of padding keep 8-byte stores conflict-free
 // A persistent block stages C in slices of SLICE columns in a buffer of its own past the ring
-// (the ring holds the next tile's stages by then): 64 MT rows of SPITCH elements a warpgroup.
+// (the ring holds the next tile's stages by then): 64 MT rows of SPITCH elements a warpgroup, or,
+// for TMA stores (MT = 1), C_BUFS boxes of 64 rows of 128 bytes, two where the ring leaves room.
 #define SLICE (32 / MT)
 #define SPITCH (SLICE + 8)
-#define SLICE_BYTES (PERSISTENT && SLICED_C ? 2 * 64 * MT * SPITCH * 4 : 0)
+#define C_BUFS (MT == 1 && STAGES * (STAGE_A + STAGE_B) + 2 * 2 * 64 * 128 + 1024 <= LAB_DYN_SMEM ? 2 : 1)
+#define SLICE_BYTES_ROWS (2 * 64 * MT * SPITCH * 4)
+#define SLICE_BYTES_TMA (2 * C_BUFS * 64 * 128)
+#define SLICE_BYTES (PERSISTENT && SLICED_C ? (SLICE_BYTES_ROWS > SLICE_BYTES_TMA ? SLICE_BYTES_ROWS : SLICE_BYTES_TMA) : 0)
 static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
 static_assert((BM == 128 || BM == 256) && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256),
               "two consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
@@ -183,14 +188,14 @@ __device__ __forceinline__ void lab_tma_store_2d(const lab_tma* map, const void*
                  : "memory");
 }
 
-// Waits until this thread's bulk stores have read their shared memory (READ) or are done.
-template <bool READ>
-__device__ __forceinline__ void lab_tma_store_wait() {
-    if (READ)
-        asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory");
-    else
-        asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+// Waits until at most N of this thread's bulk stores have yet to read their shared memory.
+template <int N>
+__device__ __forceinline__ void lab_tma_store_wait_read() {
+    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
 }
+
+// Waits until this thread's bulk stores are done.
+__device__ __forceinline__ void lab_tma_store_wait_all() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
 
 // Arrives on the mbarrier at `bar`'s offset in every block of the cluster: a stage is free only
 // when the consumers of every block that the stage's multicast writes into have released it.
@@ -259,15 +264,18 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
 #if PERSISTENT && SLICED_C
     if (MT == 1 && p.c_tma) {
         // C's rows are 16-byte aligned: each slice of 64 rows x SLICE columns goes out by one TMA
-        // store, which the warpgroup does not wait for (only, before refilling the buffer, for
-        // the last store to have read it), so C's writes overlap the next tile's wgmmas. The
+        // store, which the warpgroup does not wait for (only, before refilling a buffer, for the
+        // store C_BUFS slices back to have read it), so C's writes overlap the next tile's
+        // wgmmas, and with two buffers one slice's store overlaps the next slice's writes. A
         // buffer holds the box as the map's 128-byte swizzle lays it out: 16-byte chunk c of row
         // r at chunk c ^ (r % 8), so the accumulators' 8-byte pieces go in without conflicts.
         static_assert(MT > 1 || (SLICE == LAB_TMA_C_COLS && 64 == LAB_TMA_C_ROWS && SLICE * 4 == 128), "the host's C map boxes");
-        unsigned char* buf = ring + STAGES * (STAGE_A + STAGE_B) + (wg - 1) * 64 * 128;
+        static_assert(BN / SLICE % 2 == 0, "a tile's slices alternate the buffers evenly, so each tile starts on the first");
+        unsigned char* bufs = ring + STAGES * (STAGE_A + STAGE_B) + (wg - 1) * C_BUFS * 64 * 128;
 #pragma unroll
         for (int c0 = 0; c0 < BN; c0 += SLICE) {
-            if (tid == 0) lab_tma_store_wait<true>();
+            unsigned char* buf = bufs + (c0 / SLICE % C_BUFS) * 64 * 128;
+            if (tid == 0) lab_tma_store_wait_read<C_BUFS - 1>();
             asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the buffer is free
 #pragma unroll
             for (int j = c0 / 8; j < (c0 + SLICE) / 8; ++j)
@@ -559,7 +567,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         lab_store_c(p, d, ring, wg, tid, row0, col0);
     }
 #if PERSISTENT && SLICED_C
-    if (tid == 0) lab_tma_store_wait<false>();  // the block's shared memory outlives its stores
+    if (tid == 0) lab_tma_store_wait_all();  // the block's shared memory outlives its stores
 #endif
 }
 

@@ -1,6 +1,6 @@
 // Technique: mma.sync m16n8k16 from PTX with ldmatrix, XOR-swizzled shared memory and warp
-//   tiling, fed by a STAGES-deep cp.async pipeline, fragments double-buffered in registers (rung
-//   4; sm_80 and later).
+//   tiling, fed by a STAGES-deep cp.async pipeline, fragments double-buffered in registers, blocks
+//   rasterised in groups of GROUP_M tile rows (rung 4; sm_80 and later).
 // Teaches: what WMMA hides. One ldmatrix.x4 fills a warp's whole A fragment (four 8x8 matrices)
 //   and ldmatrix.trans turns row-major B into the column fragments mma wants; the XOR swizzle of
 //   16-byte chunks puts the eight rows an 8x8 load touches in eight different bank groups, with no
@@ -19,6 +19,7 @@ static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert((BK == 32 || BK == 64) && (BN == 128 || BN == 256), "the swizzles below are for 32- or 64-wide A rows, 128- or 256-wide B rows");
 static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "warps tile the block");
 static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte copies per thread");
+static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES >= 2 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "the stages fit the dynamic shared memory");
 
 // Element offsets of 16-byte chunk c of row r, swizzled so the eight rows an 8x8 ldmatrix reads
@@ -46,8 +47,21 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-__device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, unsigned short* sa, unsigned short* sb, int row0, int col0,
-                                           int k0) {
+// The block's tile of C: blocks in groups of GROUP_M tile rows walking down the tile columns, so
+// a wave's tiles share A's and B's panels in L2 (row by row, each wave streams all of B from
+// DRAM). The registers are all taken by the 64 x 64 warp tiles: the origin is recomputed from
+// blockIdx where it is needed (the volatile read keeps it from being hoisted), not kept.
+__device__ __forceinline__ void tile_origin(int& row0, int& col0) {
+    unsigned x, y;
+    asm volatile("mov.u32 %0, %%ctaid.x;\nmov.u32 %1, %%ctaid.y;\n" : "=r"(x), "=r"(y));
+    const int id = y * gridDim.x + x, per_group = GROUP_M * gridDim.x, first = id / per_group * GROUP_M;
+    const int rows = min((int)gridDim.y - first, GROUP_M);
+    row0 = (first + id % per_group % rows) * BM, col0 = id % per_group / rows * BN;
+}
+
+__device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, unsigned short* sa, unsigned short* sb, int k0) {
+    int row0, col0;
+    tile_origin(row0, col0);
     const unsigned short* A = lab_ptr<const unsigned short>(p.a);
     const unsigned short* B = lab_ptr<const unsigned short>(p.b);
 #pragma unroll
@@ -82,7 +96,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     unsigned short* sb = stages + STAGES * BM * BK;  // STAGES x BK x BN
     constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     const int tiles = (p.k + BK - 1) / BK;
     float acc[MT][NT][4];
@@ -90,7 +103,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
 
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
-        if (t < tiles) load_stage(p, sa + t * BM * BK, sb + t * BK * BN, row0, col0, t * BK);
+        if (t < tiles) load_stage(p, sa + t * BM * BK, sb + t * BK * BN, t * BK);
         lab_cp_async_commit();  // empty groups keep the count uniform
     }
     lab_cp_async_wait<STAGES - 2>();
@@ -103,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     int read = 0, write = STAGES - 1;
     for (int t = 0; t < tiles; ++t) {
         // Stage `write` was last read in k-tile t - 1, before the barrier that ended it.
-        if (t + STAGES - 1 < tiles) load_stage(p, sa + write * BM * BK, sb + write * BK * BN, row0, col0, (t + STAGES - 1) * BK);
+        if (t + STAGES - 1 < tiles) load_stage(p, sa + write * BM * BK, sb + write * BK * BN, (t + STAGES - 1) * BK);
         lab_cp_async_commit();
 #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
@@ -125,5 +138,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
         }
     }
     lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
+    int row0, col0;
+    tile_origin(row0, col0);
     lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + wr, col0 + wc, acc);
 }
