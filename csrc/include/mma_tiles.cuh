@@ -12,17 +12,6 @@ __device__ __forceinline__ void lab_zero(T (&acc)[MT][NT][4]) {
             for (int e = 0; e < 4; ++e) acc[i][j][e] = T(0);
 }
 
-template <typename T>
-struct lab_pair;  // two accumulators side by side, for one 8-byte store
-template <>
-struct lab_pair<float> {
-    typedef float2 type;
-};
-template <>
-struct lab_pair<int> {
-    typedef int2 type;
-};
-
 // Stores a warp's MT x NT grid of m16n8 accumulators whose top-left is (row0, col0) of C
 // (m x n, row stride ldc), skipping what lies outside C. Accumulator (i, j): the lane holds rows
 // g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile (g = lane / 4, t = lane % 4).
@@ -36,13 +25,8 @@ __device__ __forceinline__ void lab_store_m16n8(T* C, int ldc, int m, int n, int
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
                 const int r = row0 + 16 * i + g + 8 * h, c = col0 + 8 * j + 2 * tq;
-                if (r >= m || c >= n) continue;
-                T* at = C + (size_t)r * ldc + c;
-                if ((ldc & 1) == 0 && c + 1 < n) {  // both columns, 8-byte aligned: one store
-                    *reinterpret_cast<typename lab_pair<T>::type*>(at) = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
-                } else {
-                    at[0] = acc[i][j][2 * h];
-                    if (c + 1 < n) at[1] = acc[i][j][2 * h + 1];
-                }
+                if (r >= m) continue;
+                if (c < n) C[(size_t)r * ldc + c] = acc[i][j][2 * h];
+                if (c + 1 < n) C[(size_t)r * ldc + c + 1] = acc[i][j][2 * h + 1];
             }
 }

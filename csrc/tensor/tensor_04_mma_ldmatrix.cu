@@ -19,7 +19,6 @@ static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert((BK == 32 || BK == 64) && (BN == 128 || BN == 256), "the swizzles below are for 32- or 64-wide A rows, 128- or 256-wide B rows");
 static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "warps tile the block");
 static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte copies per thread");
-static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
 static_assert(STAGES >= 2 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "the stages fit the dynamic shared memory");
 
 // Element offsets of 16-byte chunk c of row r, swizzled so the eight rows an 8x8 ldmatrix reads
@@ -47,21 +46,26 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
-// The block's tile of C: blocks in groups of GROUP_M tile rows walking down the tile columns, so
-// a wave's tiles share A's and B's panels in L2 (row by row, each wave streams all of B from
-// DRAM). The registers are all taken by the 64 x 64 warp tiles: the origin is recomputed from
-// blockIdx where it is needed (the volatile read keeps it from being hoisted), not kept.
+// The block's tile of C: blocks in groups of GROUP_M tile rows (a power of two) walking down the
+// tile columns, so a wave's tiles share A's and B's panels in L2 (row by row, each wave streams
+// all of B from DRAM); a last group of fewer rows keeps the launch's order. Shifts and masks of
+// blockIdx only, which the compiler recomputes rather than keep: the 64 x 64 warp tiles take every
+// register (kept, the origin spilled; computed with divisions each k-tile, the loop had half as
+// many instructions again and ran a fifth slower: log 2026-12-01-s17-1).
 __device__ __forceinline__ void tile_origin(int& row0, int& col0) {
-    unsigned x, y;
-    asm volatile("mov.u32 %0, %%ctaid.x;\nmov.u32 %1, %%ctaid.y;\n" : "=r"(x), "=r"(y));
-    const int id = y * gridDim.x + x, per_group = GROUP_M * gridDim.x, first = id / per_group * GROUP_M;
-    const int rows = min((int)gridDim.y - first, GROUP_M);
-    row0 = (first + id % per_group % rows) * BM, col0 = id % per_group / rows * BN;
+    static_assert(GROUP_M >= 1 && (GROUP_M & (GROUP_M - 1)) == 0, "tile rows per rasterisation group: a power of two");
+    constexpr int SHIFT = GROUP_M == 1 ? 0 : GROUP_M == 2 ? 1 : GROUP_M == 4 ? 2 : GROUP_M == 8 ? 3 : GROUP_M == 16 ? 4 : 5;
+    static_assert(GROUP_M <= 32, "GROUP_M up to 32");
+    const int top = blockIdx.y & ~(GROUP_M - 1);
+    if (top + GROUP_M > (int)gridDim.y) {
+        row0 = blockIdx.y * BM, col0 = blockIdx.x * BN;
+        return;
+    }
+    const int l = (blockIdx.y & (GROUP_M - 1)) * gridDim.x + blockIdx.x;  // the block's place in its group
+    row0 = (top + (l & (GROUP_M - 1))) * BM, col0 = (l >> SHIFT) * BN;
 }
 
-__device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, unsigned short* sa, unsigned short* sb, int k0) {
-    int row0, col0;
-    tile_origin(row0, col0);
+__device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, int row0, int col0, unsigned short* sa, unsigned short* sb, int k0) {
     const unsigned short* A = lab_ptr<const unsigned short>(p.a);
     const unsigned short* B = lab_ptr<const unsigned short>(p.b);
 #pragma unroll
@@ -98,12 +102,14 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     const int tiles = (p.k + BK - 1) / BK;
+    int row0, col0;
+    tile_origin(row0, col0);
     float acc[MT][NT][4];
     lab_zero(acc);
 
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
-        if (t < tiles) load_stage(p, sa + t * BM * BK, sb + t * BK * BN, t * BK);
+        if (t < tiles) load_stage(p, row0, col0, sa + t * BM * BK, sb + t * BK * BN, t * BK);
         lab_cp_async_commit();  // empty groups keep the count uniform
     }
     lab_cp_async_wait<STAGES - 2>();
@@ -116,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     int read = 0, write = STAGES - 1;
     for (int t = 0; t < tiles; ++t) {
         // Stage `write` was last read in k-tile t - 1, before the barrier that ended it.
-        if (t + STAGES - 1 < tiles) load_stage(p, sa + write * BM * BK, sb + write * BK * BN, (t + STAGES - 1) * BK);
+        if (t + STAGES - 1 < tiles) load_stage(p, row0, col0, sa + write * BM * BK, sb + write * BK * BN, (t + STAGES - 1) * BK);
         lab_cp_async_commit();
 #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
@@ -138,7 +144,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
         }
     }
     lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
-    int row0, col0;
-    tile_origin(row0, col0);
     lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + wr, col0 + wc, acc);
 }
