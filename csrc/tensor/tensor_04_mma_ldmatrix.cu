@@ -49,9 +49,9 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
 // The block's tile of C: blocks in groups of GROUP_M tile rows (a power of two) walking down the
 // tile columns, so a wave's tiles share A's and B's panels in L2 (row by row, each wave streams
 // all of B from DRAM); a last group of fewer rows keeps the launch's order. Shifts and masks of
-// blockIdx only, which the compiler recomputes rather than keep: the 64 x 64 warp tiles take every
-// register (kept, the origin spilled; computed with divisions each k-tile, the loop had half as
-// many instructions again and ran a fifth slower: log 2026-12-01-s17-1).
+// blockIdx only: a form with divisions, computed in each k-tile's copies to spare registers, made
+// the loop half as long again and ran a fifth slower (log 2026-12-01-s17-1). The 64 x 64 warp
+// tiles leave no register free: with the origin, the 192 KiB BK = 64 configurations spill.
 __device__ __forceinline__ void tile_origin(int& row0, int& col0) {
     static_assert(GROUP_M >= 1 && (GROUP_M & (GROUP_M - 1)) == 0, "tile rows per rasterisation group: a power of two");
     constexpr int SHIFT = GROUP_M == 1 ? 0 : GROUP_M == 2 ? 1 : GROUP_M == 4 ? 2 : GROUP_M == 8 ? 3 : GROUP_M == 16 ? 4 : 5;
