@@ -73,10 +73,19 @@ fn filters_select_family_variant_or_substring() {
     let e = registry::select(Some("nope")).unwrap_err().to_string();
     assert!(e.contains("no family or variant matches 'nope'") && e.contains("sgemm"), "{e}");
     // Comma-separated terms: their union, each term by the rules above, in the registry's order.
-    let union: Vec<_> = registry::select(Some("sgemm_08_double_buffered,reduce,sgemm_01_naive")).unwrap().iter().map(|v| v.name.as_str()).collect();
-    let want: Vec<_> = all().iter().filter(|v| v.family == "reduce" || ["sgemm_01_naive", "sgemm_08_double_buffered"].contains(&v.name.as_str())).map(|v| v.name.as_str()).collect();
+    let union: Vec<_> =
+        registry::select(Some("sgemm_08_double_buffered,reduce,sgemm_01_naive")).unwrap().iter().map(|v| v.name.as_str()).collect();
+    let want: Vec<_> = all()
+        .iter()
+        .filter(|v| v.family == "reduce" || ["sgemm_01_naive", "sgemm_08_double_buffered"].contains(&v.name.as_str()))
+        .map(|v| v.name.as_str())
+        .collect();
     assert_eq!(union, want);
-    assert_eq!(registry::select(Some("sgemm_01_naive,sgemm_01")).unwrap().len(), registry::select(Some("sgemm_01")).unwrap().len(), "no variant twice");
+    assert_eq!(
+        registry::select(Some("sgemm_01_naive,sgemm_01")).unwrap().len(),
+        registry::select(Some("sgemm_01")).unwrap().len(),
+        "no variant twice"
+    );
     let e = registry::select(Some("sgemm_01_naive,nope")).unwrap_err().to_string();
     assert!(e.contains("matches 'nope'"), "{e}");
     assert!(registry::select(Some("sgemm,")).is_err(), "an empty term matches nothing");

@@ -200,7 +200,9 @@ impl Launch {
                 flag("SLICED_C")?;
                 let sliced = get("SLICED_C") != Some(0); // the kernel's default is 1
                 if flag("PINGPONG")? && !(persistent && sliced) {
-                    return Err("PINGPONG = 1 needs PERSISTENT = 1 and SLICED_C = 1 (it alternates whole tiles, C through shared memory)".into());
+                    return Err(
+                        "PINGPONG = 1 needs PERSISTENT = 1 and SLICED_C = 1 (it alternates whole tiles, C through shared memory)".into()
+                    );
                 }
                 if stream_k && !persistent {
                     return Err("STREAMK = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());
