@@ -97,6 +97,47 @@ fn a_rerun_adds_and_the_view_shows_the_newest() {
 }
 
 #[test]
+fn a_newer_note_on_the_same_subject_replaces_the_older_in_the_view() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = |date: &str, texts: &[&str]| {
+        let mut w = store::Writer::create(dir.path(), &header(date, device(0, "GPU-a"))).unwrap();
+        for t in texts {
+            w.append(&Record::Note { text: t.to_string() }).unwrap();
+        }
+        w.append(&Record::End(Default::default())).unwrap();
+    };
+    notes(
+        "2026-11-29T00:00:00Z",
+        &[
+            "tensor 4096x4096x4096: cuBLASLt best (algo 66) ran 1.036x the default call",
+            "tensor 8192x8192x8192: cuBLASLt best (algo 66) ran 1.025x the default call",
+            "l2: l2_01_working_set: L2 inferred from the knee 54.0 MiB",
+            "l2: l2_01_working_set_rotated: L2 inferred from the knee 79.0 MiB",
+        ],
+    );
+    notes(
+        "2026-11-30T00:00:00Z",
+        &[
+            "tensor 4096x4096x4096: cuBLASLt best (algo 66) ran 1.040x the default call",
+            "l2: l2_01_working_set: L2 inferred from the knee 53.8 MiB",
+        ],
+    );
+    let runs = store::read(&[dir.path().to_path_buf()]).unwrap();
+    let mut notes = store::views(&runs, store::Group::Model).remove(0).notes;
+    notes.sort();
+    assert_eq!(
+        notes,
+        [
+            "l2: l2_01_working_set: L2 inferred from the knee 53.8 MiB",
+            "l2: l2_01_working_set_rotated: L2 inferred from the knee 79.0 MiB",
+            "tensor 4096x4096x4096: cuBLASLt best (algo 66) ran 1.040x the default call",
+            "tensor 8192x8192x8192: cuBLASLt best (algo 66) ran 1.025x the default call",
+        ],
+        "the newest note per shape or variant; the others kept"
+    );
+}
+
+#[test]
 fn two_cards_of_one_model_share_a_folder_and_stay_apart() {
     let dir = tempfile::tempdir().unwrap();
     // Two processes at the same second, on two GPUs: two files, nothing lost.

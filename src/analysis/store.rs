@@ -253,12 +253,29 @@ fn view(runs: &[&Run], by: Group) -> View {
                 }
                 Record::Transfers(t) => v.transfers = Some((**t).clone()),
                 Record::Multi(m) => v.multi = Some((**m).clone()),
-                Record::Note { text } => v.notes.push(text.clone()),
+                Record::Note { text } => {
+                    v.notes.retain(|n| note_subject(n) != note_subject(text));
+                    v.notes.push(text.clone());
+                }
                 Record::Candidate { .. } | Record::End(_) => {}
             }
         }
     }
     v
+}
+
+/// What a run's note is about, so a newer note on it replaces the older in a view as entries do:
+/// its text before the first ": " ("tensor 4096x4096x4096: cuBLASLt best ..."), with the parts
+/// after it that hold no space, a variant's name ("l2: l2_01_working_set: L2 inferred ...").
+fn note_subject(text: &str) -> &str {
+    let mut end = text.find(": ").unwrap_or(text.len());
+    while let Some(next) = text.get(end + 2..).and_then(|rest| rest.find(": ")).map(|i| end + 2 + i) {
+        if text[end + 2..next].contains(' ') {
+            break;
+        }
+        end = next;
+    }
+    &text[..end]
 }
 
 /// The runs stored for `device`'s model under `dir` (none when the folder does not exist yet).
