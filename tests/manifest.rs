@@ -88,7 +88,7 @@ fn defines_that_contradict_the_protocol_fail_with_the_line() {
 }
 
 #[test]
-fn stream_k_needs_a_persistent_grid_which_takes_no_cluster_and_flags_are_0_or_1() {
+fn stream_k_needs_a_persistent_grid_without_a_cluster_and_flags_are_0_or_1() {
     let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90a").unwrap();
     let launch = |defs: &[(&str, i64)]| {
         let all = [&[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64)][..], defs].concat();
@@ -105,9 +105,11 @@ fn stream_k_needs_a_persistent_grid_which_takes_no_cluster_and_flags_are_0_or_1(
     assert!(launch(&[("PINGPONG", 1), ("PERSISTENT", 1)]).is_ok());
     let both = launch(&[("PINGPONG", 1), ("PERSISTENT", 1), ("STREAMK", 1)]).unwrap();
     assert!(matches!(both.params, Params::Gemm { stream_k: true, .. }));
-    let e = launch(&[("PERSISTENT", 1), ("CLUSTER_Y", 2)]).unwrap_err();
-    assert!(e.contains("takes no cluster"), "{e}");
+    let e = launch(&[("PERSISTENT", 1), ("STREAMK", 1), ("CLUSTER_Y", 2)]).unwrap_err();
+    assert!(e.contains("STREAMK = 1 takes no cluster"), "{e}");
     assert!(launch(&[("CLUSTER_Y", 2)]).is_ok());
+    let pair = launch(&[("PERSISTENT", 1), ("PINGPONG", 1), ("CLUSTER_Y", 2)]).unwrap();
+    assert_eq!(pair.grid(4096, 4096, 0, 384, 132, 1, 66), (66, 2, 1), "a cluster of two on each pair of SMs that fits");
     let e = launch(&[("SLICED_C", 3)]).unwrap_err();
     assert!(e.contains("SLICED_C = 3"), "{e}");
     assert!(matches!(launch(&[("PERSISTENT", 1), ("STREAMK", 1)]).unwrap().params, Params::Gemm { stream_k: true, .. }));
@@ -119,10 +121,10 @@ fn grids_follow_the_launch() {
     let launch = |defs: &[(&str, i64)]| Launch::parse("sgemm", &arch, &|n| defs.iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
     let tiles = launch(&[("BM", 128), ("BN", 64)]);
     assert_eq!(tiles.grid, Grid::Tiles { x: 64, y: 128 });
-    assert_eq!(tiles.grid(1000, 300, 0, 128, 132, 1), (16, 3, 1), "ceil(cols / BN) x ceil(rows / BM)");
+    assert_eq!(tiles.grid(1000, 300, 0, 128, 132, 1, 0), (16, 3, 1), "ceil(cols / BN) x ceil(rows / BM)");
     let clustered = launch(&[("BM", 128), ("BN", 64), ("CLUSTER_X", 2)]);
-    assert_eq!(clustered.grid(1000, 300, 0, 128, 132, 1), (16, 3, 1));
-    assert_eq!(clustered.grid(960, 300, 0, 128, 132, 1), (16, 3, 1), "15 tiles round up to 8 clusters of 2");
+    assert_eq!(clustered.grid(1000, 300, 0, 128, 132, 1, 0), (16, 3, 1));
+    assert_eq!(clustered.grid(960, 300, 0, 128, 132, 1, 0), (16, 3, 1), "15 tiles round up to 8 clusters of 2");
 }
 
 #[test]

@@ -32,10 +32,14 @@
 // stages.
 //
 // CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
-// both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks. On the H200 it runs
-// level with CLUSTER_Y = 1 in brief timings but behind it in pairs with cuBLAS (logs
-// 2026-11-30-s8-6, s8-8); with a cluster-scope release on those arrivals it ran at half the rate
-// (logs s8-2, s8-4). A tunable constant, off by default.
+// both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks: a pair's loads from
+// L2 are a third fewer at 128 x 256 (A 2 x 128 rows and B 256, against 2 x (128 + 256)). One tile
+// a block, on the H200 it ran level with CLUSTER_Y = 1 in brief timings but behind it in pairs
+// with cuBLAS (logs 2026-11-30-s8-6, s8-8); with a cluster-scope release on those arrivals it ran
+// at half the rate (logs s8-2, s8-4). With PERSISTENT (fast.cu's kernel 12), the host launches as
+// many clusters as fit at once, blockIdx.x the cluster and blockIdx.y its block, and the pair
+// walks the tiles of cluster rows (2 BM x BN) together: both blocks have the same units, so every
+// stage holds the same k-tile in both and each consumer's release frees it in both.
 //
 // PERSISTENT = 1: one resident block an SM walks the tiles in the grouped order; its producer runs
 // on into the next tile (the ring's stage and phase counted over all its k-tiles) while the
@@ -156,7 +160,7 @@ static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's na
 #error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
 #endif
 static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent tile rows sharing B");
-static_assert(PERSISTENT == 0 || CLUSTER_Y == 1, "a persistent block walks tiles alone");
+static_assert(STREAMK == 0 || CLUSTER_Y == 1, "stream-K's pieces belong to one block");
 static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
 static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
 static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
@@ -382,7 +386,8 @@ struct lab_unit {
 };
 
 // The tiles a block computes: its own (by its grid position) or, PERSISTENT, every gridDim.x-th
-// of the first `whole` tiles, then (STREAMK) its pieces of the rest. Tile ids are rasterised in
+// of the first `whole` tiles (with a cluster, of its cluster's rows, at its rank's tile row), then
+// (STREAMK) its pieces of the rest. Tile ids are rasterised in
 // groups: consecutive ids walk GROUP_M cluster rows down one tile column, the blocks of a cluster
 // taking adjacent tile rows.
 struct lab_tiles {
@@ -391,7 +396,8 @@ struct lab_tiles {
     __device__ __forceinline__ lab_tiles(const lab_gemm_tc_args& g) {
         ktiles = (g.k + BK - 1) / BK;
 #if PERSISTENT
-        columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM - 1) / BM, rank = 0, blocks = gridDim.x;
+        // gridDim.x clusters of gridDim.y = CLUSTER_Y blocks.
+        columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM * CLUSTER_Y - 1) / (BM * CLUSTER_Y), rank = blockIdx.y, blocks = gridDim.x;
         const int tiles = columns * cluster_rows;
         whole = STREAMK && ktiles > 0 ? tiles - tiles % blocks : tiles;
         split = (long long)(tiles - whole) * ktiles;
@@ -582,7 +588,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             lab_mbar_init(&full[s], 1);
-            lab_mbar_init(&empty[s], PINGPONG ? 1 : 2 * CLUSTER_Y);  // each consumer warpgroup (of the cluster) reading it
+            lab_mbar_init(&empty[s], (PINGPONG ? 1 : 2) * CLUSTER_Y);  // each consumer warpgroup (of the cluster) reading it
         }
         lab_mbar_init_fence();
     }

@@ -196,11 +196,15 @@ impl Kernel {
 
     /// The grid for a problem of `cols` x `rows` (tiles) or `elements`, by the kernel's launch.
     pub fn grid(&self, gpu: &Gpu, cols: u64, rows: u64, elements: u64) -> Result<(u32, u32, u32)> {
-        let resident = match self.launch.grid {
-            Grid::PerSm { resident: true, .. } => self.blocks_per_sm()?,
-            _ => 0,
+        let (resident, clusters) = match self.launch.grid {
+            Grid::PerSm { resident: true, .. } if self.launch.cluster != [1, 1, 1] => {
+                let b = self.config.block;
+                (0, driver::max_active_clusters(&self.func, b, self.launch.dyn_smem_bytes, self.launch.cluster, gpu.cu_stream()?)?)
+            }
+            Grid::PerSm { resident: true, .. } => (self.blocks_per_sm()?, 0),
+            _ => (0, 0),
         };
-        Ok(self.launch.grid(cols, rows, elements, self.config.threads(), gpu.info.sms, resident))
+        Ok(self.launch.grid(cols, rows, elements, self.config.threads(), gpu.info.sms, resident, clusters))
     }
 
     /// Launches `name`, a helper entry of this kernel's module (not the variant itself), on

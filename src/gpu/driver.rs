@@ -96,21 +96,16 @@ pub fn tensor_map_2d(ty: CUtensorMapDataType, base: u64, dims: [u64; 2], pitch: 
     Ok(map)
 }
 
-/// Launches `func` with thread-block clusters of `cluster` blocks (cuLaunchKernelEx), which
-/// cudarc's launch builder does not offer.
-///
-/// # Safety
-/// `args` must point at the kernel's parameters, each live and of the type the kernel takes;
-/// `grid` must be a whole number of clusters.
-pub unsafe fn launch_with_cluster(
-    func: &CudaFunction,
+/// cuLaunchKernelEx's configuration of a launch with thread-block clusters of `cluster` blocks,
+/// handed to `f` (it points at its attribute, so it lives only for the call).
+fn with_cluster_config<R>(
     grid: (u32, u32, u32),
     block: [u32; 3],
     smem: u32,
     cluster: [u32; 3],
     stream: CUstream,
-    args: &mut [*mut c_void],
-) -> Result<()> {
+    f: impl FnOnce(&sys::CUlaunchConfig) -> R,
+) -> R {
     let mut attr = sys::CUlaunchAttribute {
         id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
         pad: [0; 4],
@@ -130,9 +125,42 @@ pub unsafe fn launch_with_cluster(
         attrs: &mut attr,
         numAttrs: 1,
     };
-    // SAFETY: the config and its attribute outlive the call; the caller guarantees the arguments.
-    unsafe { sys::cuLaunchKernelEx(&config, func.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }.result()?;
+    f(&config)
+}
+
+/// Launches `func` with thread-block clusters of `cluster` blocks (cuLaunchKernelEx), which
+/// cudarc's launch builder does not offer.
+///
+/// # Safety
+/// `args` must point at the kernel's parameters, each live and of the type the kernel takes;
+/// `grid` must be a whole number of clusters.
+pub unsafe fn launch_with_cluster(
+    func: &CudaFunction,
+    grid: (u32, u32, u32),
+    block: [u32; 3],
+    smem: u32,
+    cluster: [u32; 3],
+    stream: CUstream,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    with_cluster_config(grid, block, smem, cluster, stream, |config| {
+        // SAFETY: the config and its attribute outlive the call; the caller guarantees the arguments.
+        unsafe { sys::cuLaunchKernelEx(config, func.cu_function(), args.as_mut_ptr(), std::ptr::null_mut()) }.result()
+    })?;
     Ok(())
+}
+
+/// How many clusters of `cluster` blocks of `func` (`block` threads, `smem` bytes of dynamic
+/// shared memory each) fit on the GPU at once: what a resident grid of clusters may launch. The
+/// GPCs decide, so it can be fewer than the SM count over the cluster's size.
+pub fn max_active_clusters(func: &CudaFunction, block: [u32; 3], smem: u32, cluster: [u32; 3], stream: CUstream) -> Result<u32> {
+    let grid = (cluster[0], cluster[1], cluster[2]);
+    let mut n = 0;
+    with_cluster_config(grid, block, smem, cluster, stream, |config| {
+        // SAFETY: writes one int; the config and its attribute outlive the call.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut n, func.cu_function(), config) }.result()
+    })?;
+    Ok(n.max(0) as u32)
 }
 
 /// Whether GPU `a` can map GPU `b`'s memory.

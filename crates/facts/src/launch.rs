@@ -118,7 +118,7 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
 
 /// The Tensor Core GEMM families' protocol.
 const TENSOR_CORE: &str =
-    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM (STREAMK = 1 splits its last wave, PINGPONG = 1 alternates whole tiles, or stream-K pieces, between its consumers)";
+    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM, or with CLUSTER_Y one cluster for each that fits (STREAMK = 1 splits its last wave, without a cluster; PINGPONG = 1 alternates whole tiles, or stream-K pieces, between its consumers)";
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
@@ -207,8 +207,8 @@ impl Launch {
                 if stream_k && !persistent {
                     return Err("STREAMK = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());
                 }
-                if persistent && get("CLUSTER_Y").is_some_and(|c| c > 1) {
-                    return Err("PERSISTENT = 1 takes no cluster (a persistent block walks its tiles alone)".into());
+                if stream_k && get("CLUSTER_Y").is_some_and(|c| c > 1) {
+                    return Err("STREAMK = 1 takes no cluster (a stream-K piece belongs to one block)".into());
                 }
                 let grid = if persistent {
                     Grid::PerSm { blocks_per_sm: 1, resident: true }
@@ -266,8 +266,13 @@ impl Launch {
 
     /// The grid for a problem of `cols` x `rows` (Tiles) or `elements` (Elements, PerThread), on a
     /// GPU with `sms` SMs where `resident` blocks of this kernel fit per SM, rounded up to whole
-    /// clusters.
-    pub fn grid(&self, cols: u64, rows: u64, elements: u64, threads: u32, sms: u32, resident: u32) -> (u32, u32, u32) {
+    /// clusters. A resident grid of clusters is the `clusters` that fit on the GPU at once (what
+    /// the GPU's partition into clusters allows, not the SM count over the cluster's size), the
+    /// cluster's x blocks along x and its y and z blocks as the grid's y and z.
+    pub fn grid(&self, cols: u64, rows: u64, elements: u64, threads: u32, sms: u32, resident: u32, clusters: u32) -> (u32, u32, u32) {
+        if let (Grid::PerSm { resident: true, .. }, true) = (self.grid, self.cluster != [1, 1, 1]) {
+            return (clusters.max(1) * self.cluster[0], self.cluster[1], self.cluster[2]);
+        }
         let g = match self.grid {
             Grid::Tiles { x, y } => (cols.div_ceil(x as u64), rows.div_ceil(y as u64), 1),
             Grid::PerSm { blocks_per_sm, resident: true } => (sms as u64 * blocks_per_sm.min(resident).max(1) as u64, 1, 1),

@@ -1,0 +1,9 @@
+// Technique: bf16_01's kernel persistent in clusters of two blocks that share B by TMA multicast
+//   (tensor_09).
+// Teaches: the same trade in bf16, bf16_01 beside it in the same run.
+// Limits: as tensor_09.
+#include "wgmma_gemm.cuh"
+
+static_assert(PERSISTENT && CLUSTER_Y == 2, "the persistent pair this rung measures");
+
+extern "C" __global__ void __launch_bounds__(384, 1) bf16_04_cluster_multicast(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
