@@ -4,57 +4,74 @@
 // Each thread writes one aligned 16-byte chunk of the destination from the two aligned 16-byte
 // chunks of the packed source that hold its bytes (rows start on any byte boundary), so every
 // access is a full vector access; the bytes past the row's end are written as zeros.
+// The copy is bound by its instructions, not by memory (ncu at 4097 x 4097 fp16: issue slots 65%
+// busy, DRAM 50%; log 2026-12-01-s16-1), so the index arithmetic is 32-bit where the matrix
+// allows (a 64-bit division a chunk is a long subroutine) and the 16 bytes are picked out of the
+// 32 by a shifter of three steps rather than a switch over the words.
 #pragma once
 #include "lab_device.cuh"
 
 // The aligned 16-byte chunk at `base`, or, for the source's last chunk where the matrix ends
 // inside it, that chunk's bytes before `end` and zeros (a full 16-byte read there would go past
 // the allocation, which compute-sanitizer's memcheck reports).
-__device__ __forceinline__ uint4 lab_chunk(const unsigned char* src, uint64_t base, uint64_t end) {
+template <typename I>
+__device__ __forceinline__ uint4 lab_chunk(const unsigned char* src, I base, I end) {
     if (base + 16 <= end) return *reinterpret_cast<const uint4*>(src + base);
     unsigned w[4] = {0, 0, 0, 0};
-    for (uint64_t b = base; b < end; ++b) w[(b - base) / 4] |= (unsigned)src[b] << (8 * ((b - base) % 4));
+    for (I b = base; b < end; ++b) w[(b - base) / 4] |= (unsigned)src[b] << (8 * ((b - base) % 4));
     return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-// Word i of the 32 bytes (lo, hi).
-__device__ __forceinline__ unsigned lab_word(const uint4& lo, const uint4& hi, int i) {
-    switch (i) {
-    case 0: return lo.x;
-    case 1: return lo.y;
-    case 2: return lo.z;
-    case 3: return lo.w;
-    case 4: return hi.x;
-    case 5: return hi.y;
-    case 6: return hi.z;
-    default: return hi.w;
+// Bytes s .. s + 15 (s < 16) of the 32 bytes lo, hi: whole words by two selects (8 bytes, then
+// 4), the rest by funnel shifts.
+__device__ __forceinline__ uint4 lab_bytes_from(const uint4& lo, const uint4& hi, unsigned s) {
+    unsigned a[6] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y};
+    if (s & 8) {
+        a[0] = lo.z, a[1] = lo.w, a[2] = hi.x, a[3] = hi.y, a[4] = hi.z, a[5] = hi.w;
+    }
+    if (s & 4) {
+#pragma unroll
+        for (int j = 0; j < 5; ++j) a[j] = a[j + 1];
+    }
+    const unsigned shift = (s & 3) * 8;
+    return make_uint4(__funnelshift_r(a[0], a[1], shift), __funnelshift_r(a[1], a[2], shift), __funnelshift_r(a[2], a[3], shift),
+                      __funnelshift_r(a[3], a[4], shift));
+}
+
+// The copy over index type I (32-bit where every byte offset of the destination fits).
+template <typename I>
+__device__ __forceinline__ void lab_pad_copy(const lab_pad_args& p) {
+    const unsigned char* src = lab_ptr<const unsigned char>(p.src);  // 256-byte aligned
+    uint4* dst = lab_ptr<uint4>(p.dst);
+    const I cols = (I)p.cols, chunks = (I)(p.ld / 16), total = (I)p.rows * chunks, end = (I)p.rows * cols;
+    for (I i = (I)blockIdx.x * 256 + threadIdx.x; i < total; i += (I)gridDim.x * 256) {
+        const I r = i / chunks, c0 = (i - r * chunks) * 16;
+        uint4 v = make_uint4(0, 0, 0, 0);
+        if (c0 < cols) {
+            const I at = r * cols + c0, base = at & ~(I)15;
+            // The aligned chunk after base holds bytes of this row only where the row goes on.
+            const uint4 lo = lab_chunk(src, base, end);
+            const uint4 hi = base + 16 < end ? lab_chunk(src, base + 16, end) : make_uint4(0, 0, 0, 0);
+            v = lab_bytes_from(lo, hi, (unsigned)(at - base));
+            // Bytes past the row's end (the last chunk of a row) are zeros.
+            const I valid = cols - c0;
+            if (valid < 16) {
+                unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+                for (int j = 0; j < 4; ++j) {
+                    if (4 * j + 4 > valid) w[j] &= 4 * j < valid ? (1u << (8 * (valid - 4 * j))) - 1 : 0u;
+                }
+                v = make_uint4(w[0], w[1], w[2], w[3]);
+            }
+        }
+        dst[i] = v;
     }
 }
 
 extern "C" __global__ void __launch_bounds__(256) lab_pad_rows(lab_pad_args p) {
-    const unsigned char* src = lab_ptr<const unsigned char>(p.src);  // 256-byte aligned
-    uint4* dst = lab_ptr<uint4>(p.dst);
-    const uint64_t chunks = p.ld / 16, total = p.rows * chunks, end = p.rows * p.cols;
-    for (uint64_t i = (uint64_t)blockIdx.x * 256 + threadIdx.x; i < total; i += (uint64_t)gridDim.x * 256) {
-        const uint64_t r = i / chunks, c0 = (i - r * chunks) * 16;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (c0 < p.cols) {
-            const uint64_t at = r * p.cols + c0, base = at & ~(uint64_t)15;
-            // The aligned chunk after base holds bytes of this row only where the row goes on.
-            const uint4 lo = lab_chunk(src, base, end);
-            const uint4 hi = base + 16 < end ? lab_chunk(src, base + 16, end) : make_uint4(0, 0, 0, 0);
-            const int q = (int)(at - base) / 4, shift = (int)(at - base) % 4 * 8;
-            unsigned w[4];
-#pragma unroll
-            for (int j = 0; j < 4; ++j) w[j] = __funnelshift_r(lab_word(lo, hi, q + j), lab_word(lo, hi, q + j + 1), shift);
-            // Bytes past the row's end (the last chunk of a row) are zeros.
-            const uint64_t valid = p.cols - c0;
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-                if (4 * j + 4 > valid) w[j] &= 4 * j < valid ? (1u << (8 * (valid - 4 * j))) - 1 : 0u;
-            }
-            v = make_uint4(w[0], w[1], w[2], w[3]);
-        }
-        dst[i] = v;
+    if (p.rows * p.ld < (1ull << 32)) {
+        lab_pad_copy<unsigned>(p);
+    } else {
+        lab_pad_copy<uint64_t>(p);
     }
 }
