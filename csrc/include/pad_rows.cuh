@@ -4,11 +4,13 @@
 // Each thread writes one aligned 16-byte chunk of the destination from the two aligned 16-byte
 // chunks of the packed source that hold its bytes (rows start on any byte boundary), so every
 // access is a full vector access; the bytes past the row's end are written as zeros.
-// It was bound by its instructions (ncu at 4097 x 4097 fp16: 19.6 us, issue slots 65% busy, DRAM
-// 50%; log 2026-12-01-s16-1), so the index arithmetic is 32-bit where the matrix allows (a 64-bit
-// division a chunk is a long subroutine) and the 16 bytes are picked out of the 32 by a shifter
-// of three steps rather than a switch over the words: 17.0-18.1 us, issue slots 31-34% busy
-// (log 2026-12-02-s18-2).
+// It was bound by its instructions (ncu at 4097 x 4097 fp16: 19.6 us, issue slots 65% busy; log
+// 2026-12-01-s16-1), so the index arithmetic is 32-bit where the matrix allows (a 64-bit division
+// a chunk is a long subroutine) and the 16 bytes are picked out of the 32 by a shifter of three
+// steps rather than a switch over the words: 17.0-18.1 us, issue slots 31-34% busy, 88-94% of the
+// D2D copy's rate counting reads and writes (log 2026-12-02-s18-2). Passing each lane's second
+// source chunk on from the next lane by shuffle, which halves the loads through L2, ran 18.0-18.2
+// us (log s18-3): what is left is the memory's.
 #pragma once
 #include "lab_device.cuh"
 
@@ -39,28 +41,20 @@ __device__ __forceinline__ uint4 lab_bytes_from(const uint4& lo, const uint4& hi
                       __funnelshift_r(a[3], a[4], shift));
 }
 
-// The copy over index type I (32-bit where every byte offset of the destination fits). A warp's
-// lanes take consecutive chunks, so a lane's second source chunk is, inside a row, the next
-// lane's first: it comes by shuffle, and only the last lane and a row's last chunk load it, which
-// halves the loads through L2 (the loop runs whole warps, so every lane takes part).
+// The copy over index type I (32-bit where every byte offset of the destination fits).
 template <typename I>
 __device__ __forceinline__ void lab_pad_copy(const lab_pad_args& p) {
     const unsigned char* src = lab_ptr<const unsigned char>(p.src);  // 256-byte aligned
     uint4* dst = lab_ptr<uint4>(p.dst);
     const I cols = (I)p.cols, chunks = (I)(p.ld / 16), total = (I)p.rows * chunks, end = (I)p.rows * cols;
-    const unsigned lane = threadIdx.x % 32;
-    for (I i = (I)blockIdx.x * 256 + threadIdx.x; i - lane < total; i += (I)gridDim.x * 256) {
+    for (I i = (I)blockIdx.x * 256 + threadIdx.x; i < total; i += (I)gridDim.x * 256) {
         const I r = i / chunks, c0 = (i - r * chunks) * 16;
-        const bool data = i < total && c0 < cols;  // the chunk holds bytes of the row
-        const I at = r * cols + c0, base = at & ~(I)15;
-        const uint4 lo = data ? lab_chunk(src, base, end) : make_uint4(0, 0, 0, 0);
-        uint4 hi = make_uint4(__shfl_down_sync(~0u, lo.x, 1), __shfl_down_sync(~0u, lo.y, 1), __shfl_down_sync(~0u, lo.z, 1),
-                              __shfl_down_sync(~0u, lo.w, 1));
-        // Past the row's last chunk the aligned chunk after base may still hold the row's last bytes.
-        if (lane == 31 || c0 + 16 >= cols) hi = data && base + 16 < end ? lab_chunk(src, base + 16, end) : make_uint4(0, 0, 0, 0);
-        if (i >= total) continue;
         uint4 v = make_uint4(0, 0, 0, 0);
-        if (data) {
+        if (c0 < cols) {
+            const I at = r * cols + c0, base = at & ~(I)15;
+            // The aligned chunk after base holds bytes of this row only where the row goes on.
+            const uint4 lo = lab_chunk(src, base, end);
+            const uint4 hi = base + 16 < end ? lab_chunk(src, base + 16, end) : make_uint4(0, 0, 0, 0);
             v = lab_bytes_from(lo, hi, (unsigned)(at - base));
             // Bytes past the row's end (the last chunk of a row) are zeros.
             const I valid = cols - c0;
