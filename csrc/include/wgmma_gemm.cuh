@@ -39,7 +39,9 @@
 // at half the rate (logs s8-2, s8-4). With PERSISTENT (fast.cu's kernel 12), the host launches as
 // many clusters as fit at once, blockIdx.x the cluster and blockIdx.y its block, and the pair
 // walks the tiles of cluster rows (2 BM x BN) together: both blocks have the same units, so every
-// stage holds the same k-tile in both and each consumer's release frees it in both.
+// stage holds the same k-tile in both and each consumer's release frees it in both. It ran level
+// with single persistent blocks (tensor_09, bf16_04; logs 2026-12-02-s18-1, s18-3), and with
+// ping-pong at 128 x 128 behind it (log s18-3).
 //
 // PERSISTENT = 1: one resident block an SM walks the tiles in the grouped order; its producer runs
 // on into the next tile (the ring's stage and phase counted over all its k-tiles) while the
