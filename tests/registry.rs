@@ -299,6 +299,22 @@ fn fp8_inputs_are_exact_e4m3_values() {
 }
 
 #[test]
+fn fuzz_adds_random_shapes_to_the_sizes_asked_for() {
+    use kernel_lab::measure::plan::{plan, Options};
+    let opts = |sizes: &[&str]| Options {
+        filter: Some("sgemm_13_k_major".into()),
+        sizes: sizes.iter().map(|s| s.to_string()).collect(),
+        fuzz: Some(5),
+        ..Options::default()
+    };
+    let plans = plan(&opts(&["4097", "3x5000x7"]), 11).unwrap();
+    let shapes = &plans[0].shapes;
+    assert_eq!(shapes.len(), 7, "{shapes:?}");
+    assert_eq!(shapes[..2], [Shape(vec![4097, 4097, 4097]), Shape(vec![3, 5000, 7])], "the sizes first, as asked");
+    assert_eq!(plan(&opts(&[]), 11).unwrap()[0].shapes.len(), 5, "without sizes, the random shapes alone");
+}
+
+#[test]
 fn fuzzed_shapes_stay_in_bounds_and_reach_the_edges() {
     use rand::SeedableRng;
     let mut rng = rand::rngs::SmallRng::seed_from_u64(7);

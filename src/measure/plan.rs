@@ -22,7 +22,7 @@ pub struct Options {
     /// Named shape sets of the families (`--suite bert`); families without one are left out.
     pub suites: Vec<String>,
     pub quick: bool,
-    /// Random shapes per family instead of sizes (`verify --fuzz N`).
+    /// Random shapes per family, after the sizes and suites (`verify --fuzz N`).
     pub fuzz: Option<usize>,
     /// Time as well as verify.
     pub time: bool,
@@ -104,7 +104,7 @@ pub fn plan(opts: &Options, seed: u64) -> Result<Vec<Plan>> {
             shapes.extend(suite.shapes.into_iter().filter(|x| !shapes.contains(x)).collect::<Vec<_>>());
         }
         if let Some(n) = opts.fuzz {
-            shapes = (0..n).map(|_| family.fuzz_shape(&mut rng)).collect();
+            shapes.extend((0..n).map(|_| family.fuzz_shape(&mut rng)));
         } else if opts.sizes.is_empty() && opts.suites.is_empty() {
             shapes = family.default_sizes(opts.quick);
         }
