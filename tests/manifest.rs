@@ -1,7 +1,7 @@
 //! The manifest rules and the families' launch protocols, as the build applies them: a bad entry
 //! is an error that names the manifest, the entry's line and the entry.
 
-use kernel_lab::facts::launch::{Grid, Launch, Params, StreamOp};
+use kernel_lab::facts::launch::{Fit, Grid, Launch, Params, StreamOp};
 use kernel_lab::facts::manifest;
 
 /// lab.h's constants, as the build resolves them.
@@ -109,7 +109,11 @@ fn stream_k_needs_a_persistent_grid_without_a_cluster_and_flags_are_0_or_1() {
     assert!(e.contains("STREAMK = 1 takes no cluster"), "{e}");
     assert!(launch(&[("CLUSTER_Y", 2)]).is_ok());
     let pair = launch(&[("PERSISTENT", 1), ("PINGPONG", 1), ("CLUSTER_Y", 2)]).unwrap();
-    assert_eq!(pair.grid(4096, 4096, 0, 384, 132, 1, 66), (66, 2, 1), "a cluster of two on each pair of SMs that fits");
+    assert_eq!(
+        pair.grid(4096, 4096, 0, 384, Fit { sms: 132, blocks_per_sm: 1, clusters: 66 }),
+        (66, 2, 1),
+        "a cluster of two on each pair of SMs that fits"
+    );
     let e = launch(&[("SLICED_C", 3)]).unwrap_err();
     assert!(e.contains("SLICED_C = 3"), "{e}");
     assert!(matches!(launch(&[("PERSISTENT", 1), ("STREAMK", 1)]).unwrap().params, Params::Gemm { stream_k: true, .. }));
@@ -120,11 +124,12 @@ fn grids_follow_the_launch() {
     let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90+").unwrap();
     let launch = |defs: &[(&str, i64)]| Launch::parse("sgemm", &arch, &|n| defs.iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
     let tiles = launch(&[("BM", 128), ("BN", 64)]);
+    let fit = Fit { sms: 132, blocks_per_sm: 1, clusters: 0 };
     assert_eq!(tiles.grid, Grid::Tiles { x: 64, y: 128 });
-    assert_eq!(tiles.grid(1000, 300, 0, 128, 132, 1, 0), (16, 3, 1), "ceil(cols / BN) x ceil(rows / BM)");
+    assert_eq!(tiles.grid(1000, 300, 0, 128, fit), (16, 3, 1), "ceil(cols / BN) x ceil(rows / BM)");
     let clustered = launch(&[("BM", 128), ("BN", 64), ("CLUSTER_X", 2)]);
-    assert_eq!(clustered.grid(1000, 300, 0, 128, 132, 1, 0), (16, 3, 1));
-    assert_eq!(clustered.grid(960, 300, 0, 128, 132, 1, 0), (16, 3, 1), "15 tiles round up to 8 clusters of 2");
+    assert_eq!(clustered.grid(1000, 300, 0, 128, fit), (16, 3, 1));
+    assert_eq!(clustered.grid(960, 300, 0, 128, fit), (16, 3, 1), "15 tiles round up to 8 clusters of 2");
 }
 
 #[test]

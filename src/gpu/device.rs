@@ -13,7 +13,7 @@ use super::availability::{self, Source};
 use super::driver;
 use super::registry::{self, Config, VariantSpec};
 use crate::error::{LabError, Result};
-use crate::facts::launch::{Grid, Launch};
+use crate::facts::launch::{Fit, Grid, Launch};
 use crate::schema::device::DeviceInfo;
 
 fn no_gpu_check() -> Result<usize> {
@@ -196,15 +196,20 @@ impl Kernel {
 
     /// The grid for a problem of `cols` x `rows` (tiles) or `elements`, by the kernel's launch.
     pub fn grid(&self, gpu: &Gpu, cols: u64, rows: u64, elements: u64) -> Result<(u32, u32, u32)> {
-        let (resident, clusters) = match self.launch.grid {
+        let mut fit = Fit { sms: gpu.info.sms, ..Fit::default() };
+        match self.launch.grid {
             Grid::PerSm { resident: true, .. } if self.launch.cluster != [1, 1, 1] => {
-                let b = self.config.block;
-                (0, driver::max_active_clusters(&self.func, b, self.launch.dyn_smem_bytes, self.launch.cluster, gpu.cu_stream()?)?)
+                let (b, c) = (self.config.block, self.launch.cluster);
+                fit.clusters = driver::max_active_clusters(&self.func, b, self.launch.dyn_smem_bytes, c, gpu.cu_stream()?)?;
+                if fit.clusters == 0 {
+                    let at = gpu.info.ordinal;
+                    return Err(LabError::Unavailable(format!("no {c:?} cluster of this kernel fits on GPU {at} at once")));
+                }
             }
-            Grid::PerSm { resident: true, .. } => (self.blocks_per_sm()?, 0),
-            _ => (0, 0),
-        };
-        Ok(self.launch.grid(cols, rows, elements, self.config.threads(), gpu.info.sms, resident, clusters))
+            Grid::PerSm { resident: true, .. } => fit.blocks_per_sm = self.blocks_per_sm()?,
+            _ => {}
+        }
+        Ok(self.launch.grid(cols, rows, elements, self.config.threads(), fit))
     }
 
     /// Launches `name`, a helper entry of this kernel's module (not the variant itself), on

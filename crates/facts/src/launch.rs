@@ -88,6 +88,16 @@ pub enum Params {
     },
 }
 
+/// What fits on a GPU at once, which a grid sized by residency (`Grid::PerSm`) follows.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fit {
+    pub sms: u32,
+    /// Blocks of the kernel one SM holds at once.
+    pub blocks_per_sm: u32,
+    /// Clusters of the kernel the GPU holds at once (a clustered kernel's; 0 otherwise).
+    pub clusters: u32,
+}
+
 /// A variant's launch, typed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Launch {
@@ -264,19 +274,20 @@ impl Launch {
         Ok(Launch { grid, params, dyn_smem_bytes, cluster })
     }
 
-    /// The grid for a problem of `cols` x `rows` (Tiles) or `elements` (Elements, PerThread), on a
-    /// GPU with `sms` SMs where `resident` blocks of this kernel fit per SM, rounded up to whole
-    /// clusters. A resident grid of clusters is the `clusters` that fit on the GPU at once (what
-    /// the GPU's partition into clusters allows, not the SM count over the cluster's size), the
-    /// cluster's x blocks along x and its y and z blocks as the grid's y and z.
-    pub fn grid(&self, cols: u64, rows: u64, elements: u64, threads: u32, sms: u32, resident: u32, clusters: u32) -> (u32, u32, u32) {
+    /// The grid for a problem of `cols` x `rows` (Tiles) or `elements` (Elements, PerThread) on a
+    /// GPU where `fit` holds, rounded up to whole clusters. A resident grid of clusters is the
+    /// clusters that fit at once (what the GPU's partition into clusters allows, not the SM count
+    /// over the cluster's size), the cluster's x blocks along x and its y and z blocks as the
+    /// grid's y and z.
+    pub fn grid(&self, cols: u64, rows: u64, elements: u64, threads: u32, fit: Fit) -> (u32, u32, u32) {
         if let (Grid::PerSm { resident: true, .. }, true) = (self.grid, self.cluster != [1, 1, 1]) {
-            return (clusters.max(1) * self.cluster[0], self.cluster[1], self.cluster[2]);
+            return (fit.clusters.max(1) * self.cluster[0], self.cluster[1], self.cluster[2]);
         }
+        let sms = fit.sms as u64;
         let g = match self.grid {
             Grid::Tiles { x, y } => (cols.div_ceil(x as u64), rows.div_ceil(y as u64), 1),
-            Grid::PerSm { blocks_per_sm, resident: true } => (sms as u64 * blocks_per_sm.min(resident).max(1) as u64, 1, 1),
-            Grid::PerSm { blocks_per_sm, resident: false } => (sms as u64 * blocks_per_sm as u64, 1, 1),
+            Grid::PerSm { blocks_per_sm, resident: true } => (sms * blocks_per_sm.min(fit.blocks_per_sm).max(1) as u64, 1, 1),
+            Grid::PerSm { blocks_per_sm, resident: false } => (sms * blocks_per_sm as u64, 1, 1),
             Grid::Elements { per_thread } => (elements.div_ceil(threads as u64 * per_thread as u64).max(1), 1, 1),
             Grid::PerThread => (elements.div_ceil(threads as u64).max(1), 1, 1),
         };
