@@ -4,7 +4,9 @@
 // Teaches: what WMMA hides. One ldmatrix.x4 fills a warp's whole A fragment (four 8x8 matrices)
 //   and ldmatrix.trans turns row-major B into the column fragments mma wants; the XOR swizzle of
 //   16-byte chunks puts the eight rows an 8x8 load touches in eight different bank groups, with no
-//   padding; each warp owns a WM x WN tile of (WM / 16) x (WN / 8) accumulators.
+//   padding; each warp owns a WM x WN tile of (WM / 16) x (WN / 8) accumulators. And what
+//   feeding them costs: each thread's copies are worked out once, then issued a few at a time
+//   between the mmas, so the Tensor Cores are not left waiting on address arithmetic.
 // Limits: BK 32 or 64 and BN 128 or 256 (the swizzles below); k and n multiples of 8; the stages
 //   in dynamic shared memory (LAB_DYN_SMEM: the build keeps to the 99 KB every sm_80+ part
 //   allows; a search on an H100 or H200 may give a block up to 227 KB, a deeper ring), so the
@@ -50,8 +52,7 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4],
 // tile columns, so a wave's tiles share A's and B's panels in L2 (row by row, each wave streams
 // all of B from DRAM); a last group of fewer rows keeps the launch's order. Shifts and masks of
 // blockIdx only: a form with divisions, computed in each k-tile's copies to spare registers, made
-// the loop half as long again and ran a fifth slower (log 2026-12-01-s17-1). The 64 x 64 warp
-// tiles leave no register free: with the origin, the 192 KiB BK = 64 configurations spill.
+// the loop half as long again and ran a fifth slower (log 2026-12-01-s17-1).
 __device__ __forceinline__ void tile_origin(int& row0, int& col0) {
     static_assert(GROUP_M >= 1 && (GROUP_M & (GROUP_M - 1)) == 0, "tile rows per rasterisation group: a power of two");
     constexpr int SHIFT = GROUP_M == 1 ? 0 : GROUP_M == 2 ? 1 : GROUP_M == 4 ? 2 : GROUP_M == 8 ? 3 : GROUP_M == 16 ? 4 : 5;
@@ -65,21 +66,62 @@ __device__ __forceinline__ void tile_origin(int& row0, int& col0) {
     row0 = (top + (l & (GROUP_M - 1))) * BM, col0 = (l >> SHIFT) * BN;
 }
 
-__device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, int row0, int col0, unsigned short* sa, unsigned short* sb, int k0) {
-    const unsigned short* A = lab_ptr<const unsigned short>(p.a);
-    const unsigned short* B = lab_ptr<const unsigned short>(p.b);
+// A thread's share of every stage, fixed for the whole k loop: NA copies of A, rows RA apart in
+// one 16-byte column, and NB of B, rows RB apart, so the sources are the first copy's plus
+// multiples of one stride and move BK columns (A) or BK rows (B) a k-tile, and the shared
+// offsets are the first copy's plus constants (the swizzles repeat every 8 rows). Rows of A and
+// columns of B are checked once, k with one compare a copy. Computed afresh per k-tile from the
+// thread index, the copies took ~230 instructions a k-tile against a warp's 64 mmas (SASS),
+// issued by every warp at once after the barrier while the Tensor Cores idled; now a k-tile's
+// loop is 172 instructions, 64 of them mmas (log 2026-12-02-s19-3).
+constexpr int CA = BK / 8, RA = THREADS / CA, NA = BM * BK / 8 / THREADS;
+constexpr int CB = BN / 8, RB = THREADS / CB, NB = BK * BN / 8 / THREADS;
+static_assert(THREADS % CA == 0 && THREADS % CB == 0 && RA % 8 == 0 && NA * RA == BM && NB * RB == BK,
+              "each thread copies one column of A and one of B, in rows evenly apart");
+
+struct Copies {
+    const unsigned short* a;  // A copy 0's source in the next k-tile to copy
+    const unsigned short* b;  // B copy 0's source, likewise
+    size_t astep, bstep;      // RA rows of A, RB rows of B (elements)
+    int sa, sb;               // their element offsets in a stage
+    int ka, kb;               // A's column and B's first row within a k-tile
+    unsigned rows;            // bit i: A copy i's row lies inside m
+    bool cols;                // B's column lies inside n
+};
+
+__device__ __forceinline__ Copies copies(const lab_gemm_tc_args& p, int row0, int col0) {
+    const int ra = threadIdx.x / CA, ca = threadIdx.x % CA, rb = threadIdx.x / CB, cb = threadIdx.x % CB;
+    Copies c;
+    c.a = lab_ptr<const unsigned short>(p.a) + (size_t)(row0 + ra) * p.lda + 8 * ca;
+    c.b = lab_ptr<const unsigned short>(p.b) + (size_t)rb * p.ldb + col0 + 8 * cb;
+    c.astep = (size_t)RA * p.lda, c.bstep = (size_t)RB * p.ldb;
+    c.sa = a_off(ra, ca), c.sb = b_off(rb, cb), c.ka = 8 * ca, c.kb = rb;
+    c.rows = 0;
 #pragma unroll
-    for (int i = 0; i < BM * BK / 8 / THREADS; ++i) {
-        const int v = threadIdx.x + i * THREADS, r = v / (BK / 8), c = v % (BK / 8);
-        const bool ok = row0 + r < p.m && k0 + 8 * c < p.k;
-        lab_cp_async16(sa + a_off(r, c), ok ? A + (size_t)(row0 + r) * p.lda + k0 + 8 * c : A, ok ? 16 : 0);
-    }
+    for (int i = 0; i < NA; ++i) c.rows |= (row0 + ra + i * RA < p.m ? 1u : 0u) << i;
+    c.cols = col0 + 8 * cb < p.n;
+    return c;
+}
+
+// Copies q0 .. q1 - 1 (A's first, then B's) of the k-tile at k0 into stage s, those that lie
+// inside the matrices and of a k-tile that exists (`live`); the others zero-fill their 16 bytes
+// and read nothing. The range that holds the last copy moves the sources on a k-tile. No branch:
+// a branch around the copies would split the k loop into blocks the compiler schedules apart,
+// each stretch of copies a gap in the warp's stream of mmas.
+__device__ __forceinline__ void copy_part(const lab_gemm_tc_args& p, Copies& c, unsigned short* s, int k0, bool live, int q0, int q1) {
 #pragma unroll
-    for (int i = 0; i < BK * BN / 8 / THREADS; ++i) {
-        const int v = threadIdx.x + i * THREADS, r = v / (BN / 8), c = v % (BN / 8);
-        const bool ok = k0 + r < p.k && col0 + 8 * c < p.n;
-        lab_cp_async16(sb + b_off(r, c), ok ? B + (size_t)(k0 + r) * p.ldb + col0 + 8 * c : B, ok ? 16 : 0);
+    for (int q = q0; q < q1 && q < NA + NB; ++q) {
+        if (q < NA) {
+            const bool ok = live && (c.rows >> q & 1) && k0 + c.ka < p.k;
+            lab_cp_async16(s + c.sa + q * RA * BK, c.a + q * c.astep, ok ? 16 : 0);
+        } else {
+            const int i = q - NA;
+            const bool ok = live && c.cols && k0 + c.kb + i * RB < p.k;
+            unsigned short* d = s + BM * BK + (RB % 8 == 0 ? c.sb + i * RB * BN : b_off(c.kb + i * RB, threadIdx.x % CB));
+            lab_cp_async16(d, c.b + i * c.bstep, ok ? 16 : 0);
+        }
     }
+    if (q0 < NA + NB && q1 >= NA + NB) c.a += BK, c.b += NB * c.bstep;
 }
 
 // A warp's fragments of one k16 step from a stage: MT of A (one ldmatrix.x4 each: lanes 0-15 give
@@ -95,21 +137,22 @@ __device__ __forceinline__ void fragments(unsigned (&af)[MT][4], unsigned (&bf)[
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_tc_args p) {
-    extern __shared__ __align__(128) unsigned short stages[];
-    unsigned short* sa = stages;                     // STAGES x BM x BK
-    unsigned short* sb = stages + STAGES * BM * BK;  // STAGES x BK x BN
-    constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16;
+    extern __shared__ __align__(128) unsigned short stages[];  // STAGES x (BM x BK of A, BK x BN of B)
+    constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16, STAGE = BM * BK + BK * BN;
+    constexpr int PER = (NA + NB + (KK - 1) * MT - 1) / ((KK - 1) * MT);  // copies after each row of mmas before the last k16 step
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     const int tiles = (p.k + BK - 1) / BK;
     int row0, col0;
     tile_origin(row0, col0);
+    Copies cp = copies(p, row0, col0);
     float acc[MT][NT][4];
     lab_zero(acc);
 
+    unsigned af[2][MT][4], bf[2][NT / 2][4];
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
-        if (t < tiles) load_stage(p, row0, col0, sa + t * BM * BK, sb + t * BK * BN, t * BK);
+        copy_part(p, cp, stages + t * STAGE, t * BK, t < tiles, 0, NA + NB);
         lab_cp_async_commit();  // empty groups keep the count uniform
     }
     lab_cp_async_wait<STAGES - 2>();
@@ -117,13 +160,15 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     // The fragments are double-buffered: each k16 step reads the next one's from shared memory
     // while its mmas run, and the last step of a k-tile reads the next k-tile's first, after the
     // barrier that says it has landed (so the mmas never wait on a barrier with nothing to do).
-    unsigned af[2][MT][4], bf[2][NT / 2][4];
-    fragments<MT, NT>(af[0], bf[0], sa, sb, 0, wr, wc, lane);
+    // The next stage's copies go out between the rows of mmas of every step but the last (whose
+    // barrier they must precede), a few at a time: no stretch of issue slots on copies while the
+    // Tensor Cores wait, and no burst that fills the load queue.
+    fragments<MT, NT>(af[0], bf[0], stages, stages + BM * BK, 0, wr, wc, lane);
     int read = 0, write = STAGES - 1;
     for (int t = 0; t < tiles; ++t) {
         // Stage `write` was last read in k-tile t - 1, before the barrier that ended it.
-        if (t + STAGES - 1 < tiles) load_stage(p, row0, col0, sa + write * BM * BK, sb + write * BK * BN, (t + STAGES - 1) * BK);
-        lab_cp_async_commit();
+        const bool more = t + STAGES - 1 < tiles;
+        unsigned short* const next = stages + write * STAGE;
 #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
             const int cur = kk % 2;  // KK is 2 or 4: each k-tile starts on set 0
@@ -132,15 +177,18 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
                 __syncthreads();
                 read = read + 1 == STAGES ? 0 : read + 1;
                 write = write + 1 == STAGES ? 0 : write + 1;
-                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], sa + read * BM * BK, sb + read * BK * BN, 0, wr, wc, lane);
+                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], stages + read * STAGE, stages + read * STAGE + BM * BK, 0, wr, wc, lane);
             } else {
-                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], sa + read * BM * BK, sb + read * BK * BN, 16 * (kk + 1), wr, wc, lane);
+                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], stages + read * STAGE, stages + read * STAGE + BM * BK, 16 * (kk + 1), wr, wc, lane);
             }
 #pragma unroll
-            for (int i = 0; i < MT; ++i)
+            for (int i = 0; i < MT; ++i) {
 #pragma unroll
                 for (int j = 0; j < NT; ++j)
                     mma_16816(acc[i][j], af[cur][i], bf[cur][j / 2][2 * (j % 2)], bf[cur][j / 2][2 * (j % 2) + 1]);
+                if (kk < KK - 1) copy_part(p, cp, next, (t + STAGES - 1) * BK, more, (kk * MT + i) * PER, (kk * MT + i + 1) * PER);
+            }
+            if (kk == KK - 2) lab_cp_async_commit();
         }
     }
     lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
