@@ -149,7 +149,6 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     float acc[MT][NT][4];
     lab_zero(acc);
 
-    unsigned af[2][MT][4], bf[2][NT / 2][4];
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
         copy_part(p, cp, stages + t * STAGE, t * BK, t < tiles, 0, NA + NB);
@@ -163,6 +162,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab
     // The next stage's copies go out between the rows of mmas of every step but the last (whose
     // barrier they must precede), a few at a time: no stretch of issue slots on copies while the
     // Tensor Cores wait, and no burst that fills the load queue.
+    unsigned af[2][MT][4], bf[2][NT / 2][4];
     fragments<MT, NT>(af[0], bf[0], stages, stages + BM * BK, 0, wr, wc, lane);
     int read = 0, write = STAGES - 1;
     for (int t = 0; t < tiles; ++t) {
