@@ -88,14 +88,17 @@ fn defines_that_contradict_the_protocol_fail_with_the_line() {
 }
 
 #[test]
-fn stream_k_needs_a_persistent_grid_without_a_cluster_and_flags_are_0_or_1() {
+fn stream_k_with_tma_needs_a_persistent_grid_without_a_cluster_and_flags_are_0_or_1() {
     let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90a").unwrap();
     let launch = |defs: &[(&str, i64)]| {
         let all = [&[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64)][..], defs].concat();
         Launch::parse("tensor", &arch, &|n| all.iter().find(|(k, _)| *k == n).map(|p| p.1))
     };
     let e = launch(&[("STREAMK", 1)]).unwrap_err();
-    assert!(e.contains("STREAMK = 1 needs PERSISTENT = 1"), "{e}");
+    assert!(e.contains("STREAMK = 1 with TMA = 1 needs PERSISTENT = 1"), "{e}");
+    // Without TMA it is the sgemm protocol's one-tile-a-block stream-K: a grid of tiles.
+    let plain = Launch::parse("tensor", &arch, &|n| [("BM", 128), ("BN", 256), ("STREAMK", 1)].iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
+    assert!(matches!(plain.params, Params::Gemm { stream_k: true, tma_bk: None, .. }));
     let e = launch(&[("PERSISTENT", 1), ("STREAMK", 2)]).unwrap_err();
     assert!(e.contains("STREAMK = 2"), "{e}");
     let e = launch(&[("PINGPONG", 1)]).unwrap_err();

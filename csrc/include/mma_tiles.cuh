@@ -14,10 +14,24 @@ __device__ __forceinline__ void lab_zero(T (&acc)[MT][NT][4]) {
 
 // Stores a warp's MT x NT grid of m16n8 accumulators whose top-left is (row0, col0) of C
 // (m x n, row stride ldc), skipping what lies outside C. Accumulator (i, j): the lane holds rows
-// g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile (g = lane / 4, t = lane % 4).
+// g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile (g = lane / 4, t = lane % 4). A warp
+// tile inside C whose rows keep the pairs aligned stores each pair as one 8-byte store, with no
+// checks: scalar stores, twice as many, held the mma.sync rung's epilogue on the store queue (4%
+// of its warp stall samples at 8192^3, log 2026-12-02-s19-6).
 template <typename T, int MT, int NT>
 __device__ __forceinline__ void lab_store_m16n8(T* C, int ldc, int m, int n, int row0, int col0, const T (&acc)[MT][NT][4]) {
+    struct alignas(2 * sizeof(T)) Pair { T x, y; };
     const int lane = threadIdx.x % 32, g = lane >> 2, tq = lane & 3;
+    if (ldc % 2 == 0 && reinterpret_cast<size_t>(C) % alignof(Pair) == 0 && row0 + 16 * MT <= m && col0 + 8 * NT <= n) {
+#pragma unroll
+        for (int i = 0; i < MT; ++i)
+#pragma unroll
+            for (int j = 0; j < NT; ++j)
+#pragma unroll
+                for (int h = 0; h < 2; ++h)
+                    *reinterpret_cast<Pair*>(C + (size_t)(row0 + 16 * i + g + 8 * h) * ldc + col0 + 8 * j + 2 * tq) = Pair{acc[i][j][2 * h], acc[i][j][2 * h + 1]};
+        return;
+    }
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll

@@ -1,19 +1,32 @@
 // Technique: mma.sync m16n8k16 from PTX with ldmatrix, XOR-swizzled shared memory and warp
-//   tiling, fed by a STAGES-deep cp.async pipeline, fragments double-buffered in registers, blocks
-//   rasterised in groups of GROUP_M tile rows (rung 4; sm_80 and later).
+//   tiling, fed by a STAGES-deep cp.async pipeline with one barrier a k-tile, fragments
+//   double-buffered in registers, blocks rasterised in groups of GROUP_M tile rows (rung 4; sm_80
+//   and later); STREAMK = 1 splits the last partial wave's k-tiles over one block an SM.
 // Teaches: what WMMA hides. One ldmatrix.x4 fills a warp's whole A fragment (four 8x8 matrices)
 //   and ldmatrix.trans turns row-major B into the column fragments mma wants; the XOR swizzle of
 //   16-byte chunks puts the eight rows an 8x8 load touches in eight different bank groups, with no
 //   padding; each warp owns a WM x WN tile of (WM / 16) x (WN / 8) accumulators. And what
 //   feeding them costs: each thread's copies are worked out once, then issued a few at a time
-//   between the mmas, so the Tensor Cores are not left waiting on address arithmetic.
+//   between the mmas, and no barrier stands between a fragment load and the mmas that hide it,
+//   so the Tensor Cores wait neither on address arithmetic nor on shared memory.
 // Limits: BK 32 or 64 and BN 128 or 256 (the swizzles below); k and n multiples of 8; the stages
 //   in dynamic shared memory (LAB_DYN_SMEM: the build keeps to the 99 KB every sm_80+ part
 //   allows; a search on an H100 or H200 may give a block up to 227 KB, a deeper ring), so the
 //   search reaches the 128 x 256 tiles, 64 x 64 warp tiles and 3-5 stages of the Ampere recipe;
-//   the epilogue stores fp32 from registers with bounds checks.
+//   the epilogue stores fp32 from registers, in pairs where the warp tile lies inside C.
 #include "cp_async.cuh"
 #include "mma_tiles.cuh"
+#include "sgemm_stream_k.cuh"
+#include "sgemm_tiles.cuh"
+
+// STREAMK = 1 (rung 4 with stream-K): the sgemm protocol's launch and scratch (sgemm_stream_k.cuh):
+// one block a tile for the tiles of whole waves, then one block an SM splitting the k-tiles of the
+// last, partial wave's tiles; the args are the sgemm protocol's (alpha and beta unused).
+#if STREAMK
+using Args = lab_gemm_f32_args;
+#else
+using Args = lab_gemm_tc_args;
+#endif
 
 #define THREADS (BLOCK_X)
 #define WARPS (THREADS / 32)
@@ -21,7 +34,7 @@ static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert((BK == 32 || BK == 64) && (BN == 128 || BN == 256), "the swizzles below are for 32- or 64-wide A rows, 128- or 256-wide B rows");
 static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "warps tile the block");
 static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte copies per thread");
-static_assert(STAGES >= 2 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "the stages fit the dynamic shared memory");
+static_assert(STAGES >= 3 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "three stages or more (the loop's one barrier needs them), in the dynamic shared memory");
 
 // Element offsets of 16-byte chunk c of row r, swizzled so the eight rows an 8x8 ldmatrix reads
 // fall in eight different bank groups: 32-wide A rows hold 4 chunks (64 B), so rows 2 apart share
@@ -89,11 +102,11 @@ struct Copies {
     bool cols;                // B's column lies inside n
 };
 
-__device__ __forceinline__ Copies copies(const lab_gemm_tc_args& p, int row0, int col0) {
+__device__ __forceinline__ Copies copies(const Args& p, int row0, int col0, int kt0) {
     const int ra = threadIdx.x / CA, ca = threadIdx.x % CA, rb = threadIdx.x / CB, cb = threadIdx.x % CB;
     Copies c;
-    c.a = lab_ptr<const unsigned short>(p.a) + (size_t)(row0 + ra) * p.lda + 8 * ca;
-    c.b = lab_ptr<const unsigned short>(p.b) + (size_t)rb * p.ldb + col0 + 8 * cb;
+    c.a = lab_ptr<const unsigned short>(p.a) + (size_t)(row0 + ra) * p.lda + (size_t)kt0 * BK + 8 * ca;
+    c.b = lab_ptr<const unsigned short>(p.b) + (size_t)(kt0 * BK + rb) * p.ldb + col0 + 8 * cb;
     c.astep = (size_t)RA * p.lda, c.bstep = (size_t)RB * p.ldb;
     c.sa = a_off(ra, ca), c.sb = b_off(rb, cb), c.ka = 8 * ca, c.kb = rb;
     c.rows = 0;
@@ -108,7 +121,7 @@ __device__ __forceinline__ Copies copies(const lab_gemm_tc_args& p, int row0, in
 // and read nothing. The range that holds the last copy moves the sources on a k-tile. No branch:
 // a branch around the copies would split the k loop into blocks the compiler schedules apart,
 // each stretch of copies a gap in the warp's stream of mmas.
-__device__ __forceinline__ void copy_part(const lab_gemm_tc_args& p, Copies& c, unsigned short* s, int k0, bool live, int q0, int q1) {
+__device__ __forceinline__ void copy_part(const Args& p, Copies& c, unsigned short* s, int k0, bool live, int q0, int q1) {
 #pragma unroll
     for (int q = q0; q < q1 && q < NA + NB; ++q) {
         if (q < NA) {
@@ -136,61 +149,93 @@ __device__ __forceinline__ void fragments(unsigned (&af)[MT][4], unsigned (&bf)[
     for (int j = 0; j < NT / 2; ++j) ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(lab_gemm_tc_args p) {
+// acc = the warp's share of the tile at (row0, col0) over k-tiles kt0 .. kt1 - 1.
+__device__ __forceinline__ void product(const Args& p, int row0, int col0, int kt0, int kt1, float (&acc)[WM / 16][WN / 8][4]) {
     extern __shared__ __align__(128) unsigned short stages[];  // STAGES x (BM x BK of A, BK x BN of B)
     constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16, STAGE = BM * BK + BK * BN;
-    constexpr int PER = (NA + NB + (KK - 1) * MT - 1) / ((KK - 1) * MT);  // copies after each row of mmas before the last k16 step
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
-    const int tiles = (p.k + BK - 1) / BK;
-    int row0, col0;
-    tile_origin(row0, col0);
-    Copies cp = copies(p, row0, col0);
-    float acc[MT][NT][4];
+    const int tiles = kt1 - kt0;
+    Copies cp = copies(p, row0, col0, kt0);
     lab_zero(acc);
 
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
-        copy_part(p, cp, stages + t * STAGE, t * BK, t < tiles, 0, NA + NB);
+        copy_part(p, cp, stages + t * STAGE, (kt0 + t) * BK, t < tiles, 0, NA + NB);
         lab_cp_async_commit();  // empty groups keep the count uniform
     }
     lab_cp_async_wait<STAGES - 2>();
     __syncthreads();
-    // The fragments are double-buffered: each k16 step reads the next one's from shared memory
-    // while its mmas run, and the last step of a k-tile reads the next k-tile's first, after the
-    // barrier that says it has landed (so the mmas never wait on a barrier with nothing to do).
-    // The next stage's copies go out between the rows of mmas of every step but the last (whose
-    // barrier they must precede), a few at a time: no stretch of issue slots on copies while the
-    // Tensor Cores wait, and no burst that fills the load queue.
+    // One barrier a k-tile, at its top: past it, k-tile t + 1 has landed (so the k-tile's last
+    // k16 step may read the next one's first fragments) and every warp is done with k-tile t - 1
+    // (so its stage may take the copies of k-tile t + STAGES - 1). The fragments are
+    // double-buffered: each k16 step reads the next one's from shared memory while its mmas run,
+    // and no barrier stands between a load and the mmas that hide it. With the barrier between a
+    // k-tile's two k16 steps instead, ptxas hoisted 18 of the last step's 32 mmas above it, the
+    // next k-tile's ldmatrix came after it in one burst from all eight warps with 14 mmas to
+    // hide behind, and the k-tile's first mma held 16% of the warp stall samples (SASS; log
+    // 2026-12-02-s19-6). The price: one copy group fewer in flight at the wait. The next stage's
+    // copies go out a few at a time between the rows of mmas.
     unsigned af[2][MT][4], bf[2][NT / 2][4];
     fragments<MT, NT>(af[0], bf[0], stages, stages + BM * BK, 0, wr, wc, lane);
+    static_assert(COPY_ROWS >= 1 && COPY_ROWS <= KK * MT, "the copies follow the first COPY_ROWS of a k-tile's KK x MT rows of mmas");
+    constexpr int PER = (NA + NB + COPY_ROWS - 1) / COPY_ROWS;  // copies after each of those rows
     int read = 0, write = STAGES - 1;
     for (int t = 0; t < tiles; ++t) {
-        // Stage `write` was last read in k-tile t - 1, before the barrier that ended it.
+        lab_cp_async_wait<STAGES - 3>();
+        __syncthreads();
         const bool more = t + STAGES - 1 < tiles;
         unsigned short* const next = stages + write * STAGE;
+        const int ahead = read + 1 == STAGES ? 0 : read + 1;
 #pragma unroll
         for (int kk = 0; kk < KK; ++kk) {
             const int cur = kk % 2;  // KK is 2 or 4: each k-tile starts on set 0
-            if (kk == KK - 1) {
-                lab_cp_async_wait<STAGES - 2>();
-                __syncthreads();
-                read = read + 1 == STAGES ? 0 : read + 1;
-                write = write + 1 == STAGES ? 0 : write + 1;
-                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], stages + read * STAGE, stages + read * STAGE + BM * BK, 0, wr, wc, lane);
-            } else {
-                fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], stages + read * STAGE, stages + read * STAGE + BM * BK, 16 * (kk + 1), wr, wc, lane);
-            }
+            const unsigned short* src = stages + (kk == KK - 1 ? ahead : read) * STAGE;
+            fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], src, src + BM * BK, kk == KK - 1 ? 0 : 16 * (kk + 1), wr, wc, lane);
 #pragma unroll
             for (int i = 0; i < MT; ++i) {
 #pragma unroll
                 for (int j = 0; j < NT; ++j)
                     mma_16816(acc[i][j], af[cur][i], bf[cur][j / 2][2 * (j % 2)], bf[cur][j / 2][2 * (j % 2) + 1]);
-                if (kk < KK - 1) copy_part(p, cp, next, (t + STAGES - 1) * BK, more, (kk * MT + i) * PER, (kk * MT + i + 1) * PER);
+                copy_part(p, cp, next, (kt0 + t + STAGES - 1) * BK, more, (kk * MT + i) * PER, (kk * MT + i + 1) * PER);
             }
-            if (kk == KK - 2) lab_cp_async_commit();
         }
+        lab_cp_async_commit();
+        read = ahead;
+        write = write + 1 == STAGES ? 0 : write + 1;
     }
-    lab_cp_async_wait<0>();  // no copy outlives the block, even an empty group's
+    lab_cp_async_wait<0>();  // no copy outlives the unit, even an empty group's
+}
+
+extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Args p) {
+    const int warp = threadIdx.x / 32;
+    const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
+    float acc[WM / 16][WN / 8][4];
+#if STREAMK
+    // The schedule and the unit live in shared memory, written by thread 0 between barriers, as
+    // in the SGEMM rungs: none of it is held in registers across the main loop.
+    __shared__ lab_sk_tiles<BM, BN, BK> sched;
+    __shared__ lab_sk_unit w;
+    const int tilesN = (p.n + BN - 1) / BN, tilesM = (p.m + BM - 1) / BM;
+    for (int u = 0;; ++u) {
+        if (threadIdx.x == 0) {
+            if (u == 0) sched.init(p);
+            if (!sched.unit(u, w)) w.id = -1;
+        }
+        __syncthreads();  // (and, u > 0: every warp is done with the ring)
+        if (w.id < 0) break;
+        int tr, tc;
+        lab_grouped_tile<GROUP_M>(w.id, tilesN, tilesM, tr, tc);
+        product(p, tr * BM, tc * BN, w.k0, w.k1, acc);
+        if (sched.piece(w) && !lab_sk_fixup<THREADS>(p, sched, w, reinterpret_cast<float(&)[WM / 16 * WN / 8 * 4]>(acc))) continue;
+        lab_grouped_tile<GROUP_M>(w.id, tilesN, tilesM, tr, tc);
+        lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, tr * BM + wr, tc * BN + wc, acc);
+        __syncthreads();  // every thread has read w
+    }
+#else
+    int row0, col0;
+    tile_origin(row0, col0);
+    product(p, row0, col0, 0, (p.k + BK - 1) / BK, acc);
     lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + wr, col0 + wc, acc);
+#endif
 }

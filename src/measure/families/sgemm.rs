@@ -213,19 +213,10 @@ impl Case for GemmCase {
         }
         let a = pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
         let b = pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?;
-        // STREAMK: one block a tile for the tiles of whole waves of `sk_blocks` (a block in each
-        // resident slot), then `sk_blocks` blocks that split the rest's k-steps (lab.h's scratch).
-        // With fewer tiles than slots but at least two slots a tile, each tile is split into the
-        // same number of pieces (split-K's decomposition, without its zeroed C and atomics), so no
-        // block spans two tiles.
         let (grid, sk_blocks, partials, arrivals) = if stream_k {
-            let slots = gpu.info.sms * kernel.blocks_per_sm()?.max(1);
-            let tiles = x * y;
-            let sk_blocks = if slots / tiles >= 2 { tiles * (slots / tiles) } else { slots };
-            let grid = tiles - tiles % sk_blocks + if tiles % sk_blocks > 0 { sk_blocks } else { 0 };
             let tile_bytes = (bm * bn) as usize * std::mem::size_of::<f32>();
-            let (partials, arrivals) = self.scratch.get(gpu, 2 * sk_blocks as usize * tile_bytes, sk_blocks as usize)?;
-            ((grid, 1, 1), sk_blocks, partials, arrivals)
+            let plan = self.scratch.plan(gpu, kernel, x * y, tile_bytes)?;
+            (plan.grid, plan.sk_blocks, plan.partials, plan.arrivals)
         } else {
             ((x, y, split_k), 0, 0, 0)
         };
@@ -245,7 +236,7 @@ impl Case for GemmCase {
             beta: 0.0,
             partials,
             arrivals,
-            sk_blocks: sk_blocks as i32,
+            sk_blocks,
         };
         // SAFETY: sgemm kernels take lab_gemm_f32_args; A is m rows of pitch lda (k used), B k
         // rows of pitch ldb (n used), C m*n floats; a stream-K kernel's scratch holds two tiles

@@ -25,7 +25,7 @@ use crate::facts::launch::{Grid, Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
-use crate::gpu::ffi::{lab_gemm_tc_args, lab_gemm_tma_args, lab_tma, LAB_TMA_C_COLS, LAB_TMA_C_ROWS};
+use crate::gpu::ffi::{lab_gemm_f32_args, lab_gemm_tc_args, lab_gemm_tma_args, lab_tma, LAB_TMA_C_COLS, LAB_TMA_C_ROWS};
 use crate::gpu::lt;
 use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
@@ -122,7 +122,7 @@ struct MmaCase<K: Kind> {
     b_t: Option<CudaSlice<K::In>>,
     /// cuBLASLt's descriptors and candidates, where its first is the default call (Kind::LT_DEFAULT).
     lt_default: Option<lt::Prepared>,
-    /// A stream-K kernel's scratch (lab_gemm_tma_args).
+    /// A stream-K kernel's scratch (lab_gemm_tma_args, or lab_gemm_f32_args without TMA).
     scratch: stream_k::Scratch,
     idx: Vec<usize>,
     want: Vec<f64>,
@@ -142,6 +142,16 @@ impl<K: Kind> Case for MmaCase<K> {
             let (b, _b) = self.b.device_ptr(&gpu.stream);
             let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
             let (m, n, k) = (m as i32, n as i32, k as i32);
+            if stream_k {
+                // The sgemm protocol's one-tile-a-block stream-K: its args and scratch.
+                let plan = self.scratch.plan(gpu, kernel, grid.0 * grid.1, (bm * bn) as usize * std::mem::size_of::<K::Out>())?;
+                let (partials, arrivals, sk_blocks) = (plan.partials, plan.arrivals, plan.sk_blocks);
+                let g = lab_gemm_f32_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n, alpha: 1.0, beta: 0.0, partials, arrivals, sk_blocks };
+                // SAFETY: a stream-K kernel without TMA takes lab_gemm_f32_args; A is m*k and B
+                // k*n elements of the family's input type, C m*n of its output type; the scratch
+                // holds two tiles of C's type and a zeroed counter for each stream-K block.
+                return unsafe { kernel.launch(gpu, plan.grid, &g) };
+            }
             let g = lab_gemm_tc_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n };
             // SAFETY: the family's kernels take lab_gemm_tc_args; A is m*k and B k*n elements of
             // the family's input type, C m*n of its output type.
