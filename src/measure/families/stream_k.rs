@@ -1,10 +1,23 @@
 //! A stream-K kernel's scratch (lab.h's `partials` and `arrivals`): room for partial tiles, and
 //! arrival counters that start at zero and that every launch leaves at zero. Grown, never shrunk.
+//! And the sgemm protocol's stream-K launch, which the tensor families' kernels without TMA share.
 
 use cudarc::driver::{CudaSlice, DevicePtrMut};
 
 use crate::error::Result;
 use crate::gpu::device::{Gpu, Kernel};
+
+/// The one-tile-a-block stream-K launch of the sgemm protocol (sgemm_stream_k.cuh): one block a
+/// tile for the tiles of whole waves of `sk_blocks` (a block in each resident slot), then
+/// `sk_blocks` blocks that split the rest's k-steps. With fewer tiles than slots but at least two
+/// slots a tile, each tile is split into the same number of pieces (split-K's decomposition,
+/// without its zeroed C and atomics), so no block spans two tiles.
+pub struct Plan {
+    pub grid: (u32, u32, u32),
+    pub sk_blocks: i32,
+    pub partials: u64,
+    pub arrivals: u64,
+}
 
 #[derive(Default)]
 pub struct Scratch {
@@ -26,21 +39,7 @@ impl Scratch {
         let (a, _a) = self.arrivals.as_mut().expect("allocated above").device_ptr_mut(&gpu.stream);
         Ok((p, a))
     }
-}
 
-/// The one-tile-a-block stream-K launch of the sgemm protocol (sgemm_stream_k.cuh): one block a
-/// tile for the tiles of whole waves of `sk_blocks` (a block in each resident slot), then
-/// `sk_blocks` blocks that split the rest's k-steps. With fewer tiles than slots but at least two
-/// slots a tile, each tile is split into the same number of pieces (split-K's decomposition,
-/// without its zeroed C and atomics), so no block spans two tiles.
-pub struct Plan {
-    pub grid: (u32, u32, u32),
-    pub sk_blocks: i32,
-    pub partials: u64,
-    pub arrivals: u64,
-}
-
-impl Scratch {
     /// The plan for `tiles` tiles of `tile_bytes` bytes of C, with room for two partial tiles and
     /// a counter for each stream-K block.
     pub fn plan(&mut self, gpu: &Gpu, kernel: &Kernel, tiles: u32, tile_bytes: usize) -> Result<Plan> {
