@@ -97,7 +97,8 @@ fn stream_k_with_tma_needs_a_persistent_grid_without_a_cluster_and_flags_are_0_o
     let e = launch(&[("STREAMK", 1)]).unwrap_err();
     assert!(e.contains("STREAMK = 1 with TMA = 1 needs PERSISTENT = 1"), "{e}");
     // Without TMA it is the sgemm protocol's one-tile-a-block stream-K: a grid of tiles.
-    let plain = Launch::parse("tensor", &arch, &|n| [("BM", 128), ("BN", 256), ("STREAMK", 1)].iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
+    let plain =
+        Launch::parse("tensor", &arch, &|n| [("BM", 128), ("BN", 256), ("STREAMK", 1)].iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
     assert!(matches!(plain.params, Params::Gemm { stream_k: true, tma_bk: None, .. }));
     let e = launch(&[("PERSISTENT", 1), ("STREAMK", 2)]).unwrap_err();
     assert!(e.contains("STREAMK = 2"), "{e}");

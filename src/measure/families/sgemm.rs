@@ -222,22 +222,7 @@ impl Case for GemmCase {
         };
         let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
         let [m, n, k, lda, ldb] = [m, n, k, lda, ldb].map(|d| d as i32);
-        let args = lab_gemm_f32_args {
-            a,
-            b,
-            c,
-            m,
-            n,
-            k,
-            lda,
-            ldb,
-            ldc: n,
-            alpha: 1.0,
-            beta: 0.0,
-            partials,
-            arrivals,
-            sk_blocks,
-        };
+        let args = lab_gemm_f32_args { a, b, c, m, n, k, lda, ldb, ldc: n, alpha: 1.0, beta: 0.0, partials, arrivals, sk_blocks };
         // SAFETY: sgemm kernels take lab_gemm_f32_args; A is m rows of pitch lda (k used), B k
         // rows of pitch ldb (n used), C m*n floats; a stream-K kernel's scratch holds two tiles
         // of floats and a zeroed counter for each of its sk_blocks blocks.

@@ -146,7 +146,8 @@ impl<K: Kind> Case for MmaCase<K> {
                 // The sgemm protocol's one-tile-a-block stream-K: its args and scratch.
                 let plan = self.scratch.plan(gpu, kernel, grid.0 * grid.1, (bm * bn) as usize * std::mem::size_of::<K::Out>())?;
                 let (partials, arrivals, sk_blocks) = (plan.partials, plan.arrivals, plan.sk_blocks);
-                let g = lab_gemm_f32_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n, alpha: 1.0, beta: 0.0, partials, arrivals, sk_blocks };
+                let g =
+                    lab_gemm_f32_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n, alpha: 1.0, beta: 0.0, partials, arrivals, sk_blocks };
                 // SAFETY: a stream-K kernel without TMA takes lab_gemm_f32_args; A is m*k and B
                 // k*n elements of the family's input type, C m*n of its output type; the scratch
                 // holds two tiles of C's type and a zeroed counter for each stream-K block.
