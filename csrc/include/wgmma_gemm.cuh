@@ -67,7 +67,8 @@
 // which makes 5.3 waves at 4096^3 and 5.5 at 4097^3: the tail that stream-K shares out.
 //
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
-// first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA. One tile
+// first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA, and a
+// last k-tile that is partly zeros multiplies only its k-steps that hold data. One tile
 // a block stages C through the drained ring; a persistent block, whose ring holds the next tile,
 // through 20 KiB of its own (32 KiB where they fit: two TMA-store boxes a warpgroup). The
 // consumers still write each slice into shared memory themselves, so only the global writes of C
@@ -394,9 +395,11 @@ struct lab_unit {
 // taking adjacent tile rows.
 struct lab_tiles {
     int columns, cluster_rows, rank, ktiles, whole, blocks;
+    int last_steps;  // the k-steps (BK / 4 elements each) of the last k-tile that hold data
     long long split;  // k-tiles of the stream-K tiles, shared by all the blocks
     __device__ __forceinline__ lab_tiles(const lab_gemm_tc_args& g) {
         ktiles = (g.k + BK - 1) / BK;
+        last_steps = (g.k - (ktiles - 1) * BK + BK / 4 - 1) / (BK / 4);
 #if PERSISTENT
         // gridDim.x clusters of gridDim.y = CLUSTER_Y blocks.
         columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM * CLUSTER_Y - 1) / (BM * CLUSTER_Y), rank = blockIdx.y, blocks = gridDim.x;
@@ -520,7 +523,14 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) sum[m][i] = 0.0f;
 #endif
-        for (int t = 0; t < n; ++t, ++it) {
+        // The last k-tile of an unaligned k is multiplied by the loop after this one, only its
+        // k-steps that hold data (4097: 1 of 4; the align suite's 4104 and 4112 gained 1.5%, log
+        // 2026-12-02-s21-1). A loop, so no wgmma is behind a branch: ptxas serialises every wgmma
+        // of a kernel that has one there. (Skipping an edge tile's empty 64-row block too, by a
+        // second copy of this main loop, made the ping-pong rungs 2-3% slower at every size of
+        // the align suite, log s21-4.)
+        const int tail = PROMOTE == 0 && n > 0 && w.k1 == tiles.ktiles ? tiles.last_steps % 4 : 0;
+        for (int t = 0; t < n - (tail > 0); ++t, ++it) {
             const int s = it % STAGES;
             lab_mbar_wait(&full[s], (it / STAGES) & 1);
             const uint64_t a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
@@ -554,6 +564,18 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
             if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
 #endif
         }
+        uint64_t a = 0, b = 0;
+        for (int kk = 0; kk < tail; ++kk) {
+            if (kk == 0) {
+                const int s = it % STAGES;
+                lab_mbar_wait(&full[s], (it++ / STAGES) & 1);
+                a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
+            }
+            lab_wgmma_fence();
+#pragma unroll
+            for (int m = 0; m < MT; ++m) lab_wgmma(d[m], a + 64 * 128 * m / 16 + 2 * kk, b + (LAB_B_KMAJOR ? 2 : 128) * kk, n > 1 || kk > 0);
+            lab_wgmma_commit();
+        }
 #if PINGPONG
         // Every full barrier of this unit has been waited on: the other consumer may start its
         // main loop of the next unit while these wgmmas finish and C leaves.
@@ -567,6 +589,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[m][i] = sum[m][i];
 #else
+        if (tail > 0 && n > 1 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 2) % STAGES]);
         if (n > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
 #endif
 #if STREAMK
