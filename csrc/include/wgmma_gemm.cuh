@@ -254,12 +254,24 @@ __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64
 // (SBO), a k-step two groups on. A descriptor's low field is the address / 16, so a byte offset
 // inside shared memory is added to it as offset / 16: no address arithmetic between the wgmmas.
 template <int N>
+__device__ __forceinline__ void lab_wgmma_step(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int kk, bool accumulate) {
+#pragma unroll
+    for (int m = 0; m < MT; ++m) lab_wgmma(d[m], da + (64 * 128 * m + 32 * kk) / 16, db + (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16, accumulate);
+}
+
+template <int N>
 __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, bool first) {
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-        for (int m = 0; m < MT; ++m)
-            lab_wgmma(d[m], da + (64 * 128 * m + 32 * kk) / 16, db + (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16, !(first && kk == 0));
+    for (int kk = 0; kk < 4; ++kk) lab_wgmma_step(d, da, db, kk, !(first && kk == 0));
+}
+
+// Waits until k-tile `it` (counted over the block's units) has landed; its stage, and the
+// descriptors of its first A and B rows there.
+__device__ __forceinline__ int lab_stage_full(uint64_t* full, int it, uint64_t da0, uint64_t db0, uint64_t& a, uint64_t& b) {
+    const int s = it % STAGES;
+    lab_mbar_wait(&full[s], (it / STAGES) & 1);
+    a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
+    return s;
 }
 
 // d[m][4j + e]: warp w of the warpgroup holds rows 64m + 16w + g (e = 0, 1) and 64m + 16w + g + 8
@@ -531,9 +543,8 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         // the align suite, log s21-4.)
         const int tail = PROMOTE == 0 && n > 0 && w.k1 == tiles.ktiles ? tiles.last_steps % 4 : 0;
         for (int t = 0; t < n - (tail > 0); ++t, ++it) {
-            const int s = it % STAGES;
-            lab_mbar_wait(&full[s], (it / STAGES) & 1);
-            const uint64_t a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
+            uint64_t a, b;
+            const int s = lab_stage_full(full, it, da0, db0, a, b);
             lab_wgmma_fence();
 #if PROMOTE
             // PROMOTE k-tiles summed by the Tensor Cores from zero (g: the k-tile's place in its
@@ -566,14 +577,9 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         }
         uint64_t a = 0, b = 0;
         for (int kk = 0; kk < tail; ++kk) {
-            if (kk == 0) {
-                const int s = it % STAGES;
-                lab_mbar_wait(&full[s], (it++ / STAGES) & 1);
-                a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
-            }
+            if (kk == 0) lab_stage_full(full, it++, da0, db0, a, b);
             lab_wgmma_fence();
-#pragma unroll
-            for (int m = 0; m < MT; ++m) lab_wgmma(d[m], a + 64 * 128 * m / 16 + 2 * kk, b + (LAB_B_KMAJOR ? 2 : 128) * kk, n > 1 || kk > 0);
+            lab_wgmma_step(d, a, b, kk, n > 1 || kk > 0);
             lab_wgmma_commit();
         }
 #if PINGPONG
