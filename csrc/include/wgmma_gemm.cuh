@@ -55,6 +55,13 @@
 // p.partials and an arrival counter of the tile is incremented; the last of a tile's pieces to
 // arrive adds the others' slots to its own registers, stores C and zeroes the counter for the next
 // launch. Nothing waits for another block, so no order of the blocks can deadlock.
+// Taken after a block's whole tiles, the pieces end together, and so do the last pieces' fixups
+// (reading the other slots, storing C): ncu at base clocks (128 x 192 ping-pong, 4096^3) saw the
+// pieces alone end level with the even split, 280k cycles on the slowest SM, the partial stores and
+// arrivals add 6k, the last pieces' reads and C stores 30k more, which was all stream-K saved over
+// whole tiles (log 2026-12-02-s22-1). STREAMK_FIRST = 1 takes the pieces first: a fixup then
+// overlaps the other consumer's main loop (ping-pong) or other blocks' tiles, and the blocks still
+// end together; a tunable constant, as its gain depends on the shape.
 //
 // PINGPONG = 1 (with PERSISTENT): the consumers take alternate tiles whole, BM rows each (MT =
 // BM / 64), instead of halves of every tile (CUTLASS's ping-pong schedule). Their main loops take
@@ -129,6 +136,9 @@ typedef float2 lab_acc2;
 #ifndef PINGPONG
 #define PINGPONG 0
 #endif
+#ifndef STREAMK_FIRST
+#define STREAMK_FIRST 0
+#endif
 #ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
 #define SLICED_C 1
 #endif
@@ -165,6 +175,7 @@ static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's na
 static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent tile rows sharing B");
 static_assert(STREAMK == 0 || CLUSTER_Y == 1, "stream-K's pieces belong to one block");
 static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
+static_assert(STREAMK_FIRST == 0 || STREAMK, "the stream-K pieces first: a stream-K rung's order");
 static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
 static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
 
@@ -248,7 +259,7 @@ __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64
                  : "l"(da), "l"(db), "r"(accumulate));
 }
 
-// A k-tile's 4 MT wgmmas from one stage, given the descriptors of its first A and B rows: A
+// One k-step's MT wgmmas from one stage, given the descriptors of its first A and B rows: A
 // K-major (8-row groups 1024 B apart, 32 B a k-step, 64-row blocks 8 KiB apart); B K-major
 // likewise, or MN-major in 64-column chunks CHUNK_B apart (LBO) with 8-row k groups 1024 B apart
 // (SBO), a k-step two groups on. A descriptor's low field is the address / 16, so a byte offset
@@ -426,20 +437,30 @@ struct lab_tiles {
     }
     // The first k-tile of the stream-K work of block b (its share runs to that of b + 1).
     __device__ __forceinline__ long long share(int b) const { return b * split / blocks; }
+    // Stream-K piece i (0 or 1) of this block's share, if it has one.
+    __device__ __forceinline__ bool piece(int i, lab_unit& w) const {
+        const int b = blockIdx.x;
+        const long long s = share(b), e = share(b + 1), x = i == 0 ? s : (s / ktiles + 1) * ktiles;
+        if (i > 1 || x >= e) return false;
+        const int j = (int)(x / ktiles);
+        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + i, j};
+        return true;
+    }
     // The u-th unit of this block's work; false when it has no more.
     __device__ __forceinline__ bool unit(int u, lab_unit& w) const {
 #if PERSISTENT
         const int b = blockIdx.x, mine = b < whole ? (whole - 1 - b) / blocks + 1 : 0;
+#if STREAMK_FIRST
+        lab_unit z;
+        const int pieces = (int)piece(0, z) + (int)piece(1, z);
+        if (u < pieces) return piece(u, w);
+        u -= pieces;
+#endif
         if (u < mine) {
             w = {b + u * blocks, 0, ktiles, 0, 0};
             return true;
         }
-        const int piece = u - mine;
-        const long long s = share(b), e = share(b + 1), x = piece == 0 ? s : (s / ktiles + 1) * ktiles;
-        if (piece > 1 || x >= e) return false;
-        const int j = (int)(x / ktiles);
-        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + piece, j};
-        return true;
+        return !STREAMK_FIRST && piece(u - mine, w);
 #else
         w = {(int)(blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x), 0, ktiles, 0, 0};
         return u == 0;

@@ -1,11 +1,12 @@
 // Technique: rung 7's ping-pong schedule (wgmma_gemm.cuh) with stream-K: the tiles that would make
 //   a last, partial wave are split by k-tiles over all the blocks, and each block's consumers take
-//   its pieces in turn like its whole tiles, one's fixup running while the other's wgmmas do.
+//   its pieces in turn like its whole tiles, first (STREAMK_FIRST), one's fixup running while the
+//   other's wgmmas do.
 // Teaches: what the tail wave costs the ping-pong schedule, whose tiles are at most 128 x 192
-//   (704 of them at 4096^3 are 5.3 waves of 132; 726 at 4097^3, 5.5), rung 7 beside it: on the
-//   H200 nothing measurable. It ran level with rung 7 at 4096^3 and 4097^3, at full clock too,
-//   and 4% behind at 8192^3 (logs 2026-12-01-s16-1 to s16-4): the partial sums and the last
-//   fixups, which nothing overlaps, cost what the balance gains.
+//   (704 of them at 4096^3 are 5.3 waves of 132; 726 at 4097^3, 5.5), rung 7 beside it. With the
+//   pieces last it ran level with rung 7 (logs 2026-12-01-s16-1 to s16-4): the last fixups ended
+//   the kernel and cost what the balance gained (log 2026-12-02-s22-1). With them first, 0.96x
+//   cuBLAS at 4096^3 against rung 7's 0.89x, and 0.85x against 0.82x at 4104^3 (log s22-2).
 // Limits: as rung 7; the partial sums go through global memory (two tiles a block).
 #include "wgmma_gemm.cuh"
 
