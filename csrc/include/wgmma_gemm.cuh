@@ -115,10 +115,12 @@
 #if PREC == LAB_INT8
 typedef int lab_acc;
 typedef int2 lab_acc2;
+typedef int4 lab_acc4;
 #define LAB_C LAB_R
 #else
 typedef float lab_acc;
 typedef float2 lab_acc2;
+typedef float4 lab_acc4;
 #define LAB_C LAB_F
 #endif
 #ifndef PROMOTE
@@ -153,21 +155,26 @@ typedef float2 lab_acc2;
 #define CPITCH (BN + 8)     // C staged in the ring: 32 bytes of padding keep 8-byte stores conflict-free
 // A persistent block stages C in slices of SLICE columns in a buffer of its own past the ring
 // (the ring holds the next tile's stages by then): 64 MT rows of SPITCH elements a warpgroup, or,
-// for TMA stores (MT = 1), C_BUFS boxes of 64 rows of 128 bytes, two where the ring leaves room.
+// for TMA stores, C_BUFS buffers of MT boxes (64 rows of 128 bytes each, C_BOX), two buffers
+// where the ring leaves room, none where not even one fits beside it (then C goes the rows' way).
 #define SLICE (32 / MT)
 #define SPITCH (SLICE + 8)
-#define C_BUFS (MT == 1 && STAGES * (STAGE_A + STAGE_B) + 2 * 2 * 64 * 128 + 1024 <= LAB_DYN_SMEM ? 2 : 1)
+#define C_BOX (64 * 128)
+#define RING_BYTES (STAGES * (STAGE_A + STAGE_B))
 #define SLICE_BYTES_ROWS (2 * 64 * MT * SPITCH * 4)
-#define SLICE_BYTES_TMA (2 * C_BUFS * 64 * 128)
-#define SLICE_BYTES (PERSISTENT && SLICED_C ? (SLICE_BYTES_ROWS > SLICE_BYTES_TMA ? SLICE_BYTES_ROWS : SLICE_BYTES_TMA) : 0)
+#define LAB_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define C_FITS(bufs) (RING_BYTES + LAB_MAX(SLICE_BYTES_ROWS, 2 * (bufs) * MT * C_BOX) + 1024 <= LAB_DYN_SMEM)
+#define C_BUFS (C_FITS(2) ? 2 : C_FITS(1) ? 1 : 0)
+#define SLICE_BYTES_TMA (2 * C_BUFS * MT * C_BOX)
+#define SLICE_BYTES (PERSISTENT && SLICED_C ? LAB_MAX(SLICE_BYTES_ROWS, SLICE_BYTES_TMA) : 0)
 static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
 static_assert((BM == 128 || BM == 256) && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256),
               "two consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
 static_assert(MT * BN / 2 * (PROMOTE ? 2 : 1) <= 192, "accumulators: at most 192 registers of the consumers' 232");
-static_assert(STAGES >= 2 && STAGES * (STAGE_A + STAGE_B) + SLICE_BYTES + 1024 <= LAB_DYN_SMEM,
+static_assert(STAGES >= 2 && RING_BYTES + SLICE_BYTES + 1024 <= LAB_DYN_SMEM,
               "the ring (and a persistent block's C slices) fit the dynamic shared memory");
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
-static_assert(STAGES * (STAGE_A + STAGE_B) >= BM * CPITCH * 4, "the ring holds the staged C tile");
+static_assert(RING_BYTES >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
 #if defined(CLUSTER_X) || defined(CLUSTER_Z)
 #error "clusters of wgmma_gemm.cuh pair tile rows: CLUSTER_Y only"
@@ -200,13 +207,15 @@ __device__ __forceinline__ void lab_tma_multicast_2d(void* smem, const lab_tma* 
 // A box of shared memory (laid out as the map's swizzle has it) to global memory at {c0, c1}, in
 // this thread's bulk group; the rows and columns past the tensor's edges are not written.
 __device__ __forceinline__ void lab_tma_store_2d(const lab_tma* map, const void* smem, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n"
-                 "cp.async.bulk.commit_group;\n" ::"l"(map),
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map),
                  "r"(c0), "r"(c1), "r"(lab_smem_addr(smem))
                  : "memory");
 }
 
-// Waits until at most N of this thread's bulk stores have yet to read their shared memory.
+// Closes this thread's bulk stores issued since the last commit into one bulk group.
+__device__ __forceinline__ void lab_tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+
+// Waits until at most N of this thread's bulk store groups have yet to read their shared memory.
 template <int N>
 __device__ __forceinline__ void lab_tma_store_wait_read() {
     asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
@@ -292,40 +301,51 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
     const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
     const int top = row0 + WG_ROW(wg), height = min(64 * MT, p.g.m - top), width = min(BN, p.g.n - col0);
 #if PERSISTENT && SLICED_C
-    if (MT == 1 && p.c_tma) {
-        // C's rows are 16-byte aligned: each slice of 64 rows x SLICE columns goes out by one TMA
-        // store, which the warpgroup does not wait for (only, before refilling a buffer, for the
-        // store C_BUFS slices back to have read it), so C's writes overlap the next tile's
-        // wgmmas, and with two buffers one slice's store overlaps the next slice's writes. A
-        // buffer holds the box as the map's 128-byte swizzle lays it out: 16-byte chunk c of row
-        // r at chunk c ^ (r % 8), so the accumulators' 8-byte pieces go in without conflicts.
-        static_assert(MT > 1 || (SLICE == LAB_TMA_C_COLS && 64 == LAB_TMA_C_ROWS && SLICE * 4 == 128), "the host's C map boxes");
-        static_assert(BN / SLICE % 2 == 0, "a tile's slices alternate the buffers evenly, so each tile starts on the first");
-        unsigned char* bufs = ring + STAGES * (STAGE_A + STAGE_B) + (wg - 1) * C_BUFS * 64 * 128;
+#if C_BUFS > 0
+    if (p.c_tma) {
+        // C's rows are 16-byte aligned: each slice of 64 MT rows x 32 columns goes out by MT TMA
+        // stores, one bulk group, which the warpgroup does not wait for (only, before refilling a
+        // buffer, for the group C_BUFS slices back to have read it), so C's writes overlap the
+        // next tile's wgmmas, and with two buffers one slice's stores overlap the next slice's
+        // writes. A box holds its 64 rows as the map's 128-byte swizzle lays them out: 16-byte
+        // chunk c of row r at chunk c ^ (r % 8), so the accumulators' 8-byte pieces go in without
+        // conflicts. A box wholly below m is not stored (an edge tile's empty 64-row block).
+        constexpr int TS = LAB_TMA_C_COLS;
+        static_assert(TS * 4 == 128 && LAB_TMA_C_ROWS == 64, "the host's C map boxes: 64 rows of 128 bytes");
+        static_assert(BN / TS % 2 == 0, "a tile's slices alternate the buffers evenly, so each tile starts on the first");
+        unsigned char* bufs = ring + RING_BYTES + (wg - 1) * C_BUFS * MT * C_BOX;
 #pragma unroll
-        for (int c0 = 0; c0 < BN; c0 += SLICE) {
-            unsigned char* buf = bufs + (c0 / SLICE % C_BUFS) * 64 * 128;
+        for (int c0 = 0; c0 < BN; c0 += TS) {
+            unsigned char* buf = bufs + (c0 / TS % C_BUFS) * MT * C_BOX;
             if (tid == 0) lab_tma_store_wait_read<C_BUFS - 1>();
             asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the buffer is free
 #pragma unroll
-            for (int j = c0 / 8; j < (c0 + SLICE) / 8; ++j)
+            for (int m = 0; m < MT; ++m)
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    const int r = 16 * w + g + 8 * h, byte = 4 * (8 * j - c0 + 2 * tq);
-                    *reinterpret_cast<lab_acc2*>(buf + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16) = {d[0][4 * j + 2 * h],
-                                                                                                            d[0][4 * j + 2 * h + 1]};
-                }
+                for (int j = c0 / 8; j < (c0 + TS) / 8; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = 16 * w + g + 8 * h, byte = 4 * (8 * j - c0 + 2 * tq);
+                        *reinterpret_cast<lab_acc2*>(buf + m * C_BOX + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16) = {
+                            d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
+                    }
             asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the TMA unit
             asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
-            if (tid == 0) lab_tma_store_2d(&p.c_map, buf, col0 + c0, top);
+            if (tid == 0) {
+#pragma unroll
+                for (int m = 0; m < MT; ++m)
+                    if (top + 64 * m < p.g.m) lab_tma_store_2d(&p.c_map, buf + m * C_BOX, col0 + c0, top + 64 * m);
+                lab_tma_store_commit();
+            }
         }
         return;
     }
+#endif
     // The ring already holds the next tile's stages, so C goes through a buffer past it, SLICE
     // columns at a time: the accumulators' pieces in, then whole rows out (coalesced; 16-byte
     // vectors where C's rows allow). Straight from the registers, odd rows (4097) made 4-byte
     // stores of 16-byte pieces and cost the persistent rungs 15% (log 2026-12-01-s9-8).
-    lab_acc* stage = reinterpret_cast<lab_acc*>(ring + STAGES * (STAGE_A + STAGE_B)) + (wg - 1) * 64 * MT * SPITCH;
+    lab_acc* stage = reinterpret_cast<lab_acc*>(ring + RING_BYTES) + (wg - 1) * 64 * MT * SPITCH;
     lab_acc* out = lab_ptr<lab_acc>(p.g.c) + (size_t)max(top, 0) * p.g.ldc + col0;
 #pragma unroll
     for (int c0 = 0; c0 < BN; c0 += SLICE) {
@@ -477,19 +497,21 @@ struct lab_tiles {
 #if STREAMK
 // A stream-K piece's end (consumer warpgroup wg - 1): its accumulators to its slot, one arrival
 // on the counter of its part of the tile; the last piece to arrive adds the others' slots into d
-// and returns true (it stores C). A slot holds each thread's registers i-major, so every access
-// is coalesced; the host gives each slot a tile of C's type (TILE_PARTS parts of R registers of
-// 128 threads).
+// and returns true (it stores C). A slot holds each thread's registers in fours, i-major, so every
+// access is a 16-byte one and coalesced (one at a register, the last pieces' reads held the end of
+// the kernel; log 2026-12-02-s22-1); the host gives each slot a tile of C's type (TILE_PARTS parts
+// of R registers of 128 threads).
 __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, const lab_tiles& tiles, const lab_unit& w, lab_acc (&d)[MT][BN / 2],
                                                    int wg, int tid) {
     constexpr int R = MT * BN / 2;  // registers a thread
+    static_assert(BN / 2 % 4 == 0, "a thread's registers in fours");
     __shared__ int last[2];
-    lab_acc* partials = lab_ptr<lab_acc>(p.partials);
-    auto at = [&](int slot, int i) { return partials + ((size_t)(TILE_PARTS * slot + WG_PART(wg)) * R + i) * 128 + tid; };
+    lab_acc4* partials = lab_ptr<lab_acc4>(p.partials);
+    auto at = [&](int slot, int m, int q) { return partials + ((size_t)(TILE_PARTS * slot + WG_PART(wg)) * (R / 4) + m * (BN / 8) + q) * 128 + tid; };
 #pragma unroll
     for (int m = 0; m < MT; ++m)
 #pragma unroll
-        for (int i = 0; i < BN / 2; ++i) __stcg(at(w.slot, m * (BN / 2) + i), d[m][i]);
+        for (int q = 0; q < BN / 8; ++q) __stcg(at(w.slot, m, q), lab_acc4{d[m][4 * q], d[m][4 * q + 1], d[m][4 * q + 2], d[m][4 * q + 3]});
     __threadfence();
     asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
     // The tile's pieces: the blocks whose shares hold its first and last k-tile, and those between
@@ -511,7 +533,10 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
-            for (int i = 0; i < BN / 2; ++i) d[m][i] += __ldcg(at(slot, m * (BN / 2) + i));
+            for (int q = 0; q < BN / 8; ++q) {
+                const lab_acc4 v = __ldcg(at(slot, m, q));
+                d[m][4 * q] += v.x, d[m][4 * q + 1] += v.y, d[m][4 * q + 2] += v.z, d[m][4 * q + 3] += v.w;
+            }
     }
     if (tid == 0) *count = 0;
     return true;
