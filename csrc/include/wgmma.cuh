@@ -13,6 +13,13 @@ __device__ __forceinline__ uint64_t lab_desc(const void* p, unsigned lbo, unsign
     return a | ((uint64_t)(lbo >> 4) << 16) | ((uint64_t)(sbo >> 4) << 32) | ((uint64_t)swizzle << 62);
 }
 
+// A descriptor moved `off` 16-byte units on in shared memory. The start-address field (bits 0-13)
+// holds address / 16, under 2^14, so the add never carries out of the low word: a 32-bit add, the
+// high word (strides, swizzle) left as it is.
+__device__ __forceinline__ uint64_t lab_desc_add(uint64_t d, unsigned off) {
+    return (d & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)d + off);
+}
+
 // Orders register writes to the accumulators before the wgmmas that read them.
 __device__ __forceinline__ void lab_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 __device__ __forceinline__ void lab_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }

@@ -276,7 +276,7 @@ __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64
 template <int N>
 __device__ __forceinline__ void lab_wgmma_step(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int kk, bool accumulate) {
 #pragma unroll
-    for (int m = 0; m < MT; ++m) lab_wgmma(d[m], da + (64 * 128 * m + 32 * kk) / 16, db + (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16, accumulate);
+    for (int m = 0; m < MT; ++m) lab_wgmma(d[m], lab_desc_add(da, (64 * 128 * m + 32 * kk) / 16), lab_desc_add(db, (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16), accumulate);
 }
 
 template <int N>
@@ -290,7 +290,7 @@ __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da,
 __device__ __forceinline__ int lab_stage_full(uint64_t* full, int it, uint64_t da0, uint64_t db0, uint64_t& a, uint64_t& b) {
     const int s = it % STAGES;
     lab_mbar_wait(&full[s], (it / STAGES) & 1);
-    a = da0 + s * ((STAGE_A + STAGE_B) / 16), b = db0 + s * ((STAGE_A + STAGE_B) / 16);
+    a = lab_desc_add(da0, s * ((STAGE_A + STAGE_B) / 16)), b = lab_desc_add(db0, s * ((STAGE_A + STAGE_B) / 16));
     return s;
 }
 
