@@ -77,9 +77,13 @@
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA, and a
 // last k-tile that is partly zeros multiplies only its k-steps that hold data. One tile
 // a block stages C through the drained ring; a persistent block, whose ring holds the next tile,
-// through 20 KiB of its own (32 KiB where they fit: two TMA-store boxes a warpgroup). The
-// consumers still write each slice into shared memory themselves, so only the global writes of C
-// overlap the next tile's wgmmas, and only where C is aligned.
+// through a buffer of its own past the ring: TMA-store boxes where C's rows are 16-byte aligned
+// (two slices a warpgroup where they fit, one where only that does, as for 6 stages of 128 x 128),
+// else slices stored by coalesced writes. The consumers still write each slice into shared memory
+// themselves, so only the global writes of C overlap the next tile's wgmmas. The ping-pong tiles
+// (two 64-row blocks a warpgroup) took the coalesced path until session 23: their C store, which
+// ends the kernel, ran 13.5k cycles (log 2026-12-02-s22-1); by TMA, tensor_07 ran 0.92x cuBLAS
+// at 4096^3 against 0.89x (log s23-2).
 #pragma once
 #include "pad_rows.cuh"
 #include "wgmma.cuh"
@@ -432,8 +436,8 @@ struct lab_unit {
 };
 
 // The tiles a block computes: its own (by its grid position) or, PERSISTENT, every gridDim.x-th
-// of the first `whole` tiles (with a cluster, of its cluster's rows, at its rank's tile row), then
-// (STREAMK) its pieces of the rest. Tile ids are rasterised in
+// of the first `whole` tiles (with a cluster, of its cluster's rows, at its rank's tile row) and
+// (STREAMK) its pieces of the rest, after its tiles or, STREAMK_FIRST, before. Tile ids are rasterised in
 // groups: consecutive ids walk GROUP_M cluster rows down one tile column, the blocks of a cluster
 // taking adjacent tile rows.
 struct lab_tiles {

@@ -4,7 +4,7 @@
 // Teaches: what the epilogue costs when it stops the Tensor Cores (rung 6 beside it: persistent,
 //   both consumers on every tile, so both store C at once).
 // Limits: as rung 5; the accumulators of a 128-row tile in one warpgroup (BN <= 192); C leaves
-//   through shared-memory slices by coalesced stores, not TMA.
+//   by TMA stores where its rows are 16-byte aligned, else through slices by coalesced stores.
 #include "wgmma_gemm.cuh"
 
 extern "C" __global__ void __launch_bounds__(384, 1) tensor_07_pingpong(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }

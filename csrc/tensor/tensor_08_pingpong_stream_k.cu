@@ -6,7 +6,12 @@
 //   (704 of them at 4096^3 are 5.3 waves of 132; 726 at 4097^3, 5.5), rung 7 beside it. With the
 //   pieces last it ran level with rung 7 (logs 2026-12-01-s16-1 to s16-4): the last fixups ended
 //   the kernel and cost what the balance gained (log 2026-12-02-s22-1). With them first, 0.96x
-//   cuBLAS at 4096^3 against rung 7's 0.89x, and 0.85x against 0.82x at 4104^3 (log s22-2).
+//   cuBLAS at 4096^3 against rung 7's 0.89x, and 0.85x against 0.82x at 4104^3 (log s22-2). What
+//   still cost it was its own k-loop: balanced (ncu at 4096^3: slowest SM 297.8k cycles, mean
+//   295.9k), it ran 5.5% more cycles an SM than rung 7 (mean 280.4k, slowest 315.0k), its tensor
+//   pipe 88.6% busy against 93.5%: the stream-K code's registers had the compiler build all of a
+//   k-tile's descriptors before its first wgmma. With 32-bit descriptor adds (wgmma.cuh): mean
+//   289.4k, 90.6% busy, 1.00x cuBLAS at 4096^3 (log 2026-12-02-s23-4).
 // Limits: as rung 7; the partial sums go through global memory (two tiles a block).
 #include "wgmma_gemm.cuh"
 
