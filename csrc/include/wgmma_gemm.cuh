@@ -502,9 +502,9 @@ struct lab_tiles {
 // A stream-K piece's end (consumer warpgroup wg - 1): its accumulators to its slot, one arrival
 // on the counter of its part of the tile; the last piece to arrive adds the others' slots into d
 // and returns true (it stores C). A slot holds each thread's registers in fours, i-major, so every
-// access is a 16-byte one and coalesced (one at a register, the last pieces' reads held the end of
-// the kernel; log 2026-12-02-s22-1); the host gives each slot a tile of C's type (TILE_PARTS parts
-// of R registers of 128 threads).
+// access is a 16-byte one and coalesced: a quarter of the instructions of one access a register
+// (session 22 timed 16-byte reads within noise of 4-byte ones, log 2026-12-02-s22-1). The host
+// gives each slot a tile of C's type (TILE_PARTS parts of R registers of 128 threads).
 __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, const lab_tiles& tiles, const lab_unit& w, lab_acc (&d)[MT][BN / 2],
                                                    int wg, int tid) {
     constexpr int R = MT * BN / 2;  // registers a thread
