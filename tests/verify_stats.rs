@@ -128,3 +128,15 @@ fn a_large_check_on_many_threads_finds_the_same_first_bad_elements() {
     let c = against(&out, &want, Precision::Fp32);
     assert_eq!((c.nonfinite, c.first_bad[0].0), (1, 1 << 20), "NaN first, then the rest");
 }
+
+#[test]
+fn a_non_finite_element_outside_the_sample_is_described_without_a_reference() {
+    let want = [1.0, 2.0];
+    let out = [1.0, 2.0, f32::NAN];
+    let c = check(&out, want.len(), &|i| (i, want[i]), Precision::Fp32);
+    assert!(!c.passed());
+    let d = c.describe();
+    assert!(d.contains("[2] got NaN") && !d.contains("want NaN"), "{d}");
+    let c = against(&[1.0, 9.0], &want, Precision::Fp32);
+    assert!(c.describe().contains("[1] got 9e0 want 2e0"), "{}", c.describe());
+}

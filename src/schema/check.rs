@@ -46,7 +46,8 @@ pub struct Check {
     pub compared: usize,
     /// Elements of the whole output that are NaN or infinite (poison left unwritten shows here).
     pub nonfinite: usize,
-    /// The first few bad elements: (index, got, want); `describe` carries them into results.
+    /// The first few bad elements: (index, got, want), want NaN for a non-finite element the
+    /// reference was not sampled at; `describe` carries them into results.
     #[serde(skip)]
     pub first_bad: Vec<(usize, f64, f64)>,
 }
@@ -58,7 +59,11 @@ impl Check {
 
     /// One line for errors and logs.
     pub fn describe(&self) -> String {
-        let bad: Vec<String> = self.first_bad.iter().map(|(i, g, w)| format!("[{i}] got {g:e} want {w:e}")).collect();
+        let bad: Vec<String> = self
+            .first_bad
+            .iter()
+            .map(|(i, g, w)| if w.is_nan() { format!("[{i}] got {g:e}") } else { format!("[{i}] got {g:e} want {w:e}") })
+            .collect();
         format!(
             "error {:.3e} (tolerance {:.1e}) over {} elements, {} non-finite{}{}",
             self.error,
