@@ -289,11 +289,27 @@ __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da,
     for (int kk = 0; kk < 4; ++kk) lab_wgmma_step(d, da, db, kk, !(first && kk == 0));
 }
 
-// Waits until k-tile `it` (counted over the block's units) has landed; its stage, and the
-// descriptors of its first A and B rows there.
-__device__ __forceinline__ int lab_stage_full(uint64_t* full, int it, uint64_t da0, uint64_t db0, uint64_t& a, uint64_t& b) {
-    const int s = it % STAGES;
-    lab_mbar_wait(&full[s], (it / STAGES) & 1);
+// A place in the ring: the stage of a k-tile and the parity of its round, moved on one k-tile
+// (or n) at a time. Computed as it % STAGES and it / STAGES every k-tile, a ring of 3, 5 or 6
+// stages took 8% more cycles than one of 4, even with no loads (log 2026-12-03-s27-1).
+struct lab_ring {
+    int s = 0;
+    unsigned ph = 0;
+    __device__ __forceinline__ void next() {
+        if (++s == STAGES) s = 0, ph ^= 1;
+    }
+    __device__ __forceinline__ void skip(int n) {
+        ph ^= (unsigned)((s + n) / STAGES) & 1;
+        s = (s + n) % STAGES;
+    }
+    __device__ __forceinline__ int back(int k) const { return s >= k ? s - k : s - k + STAGES; }  // the stage k k-tiles ago
+};
+
+// Waits until the k-tile at `r` has landed; its stage, and the descriptors of its first A and B
+// rows there.
+__device__ __forceinline__ int lab_stage_full(uint64_t* full, const lab_ring& r, uint64_t da0, uint64_t db0, uint64_t& a, uint64_t& b) {
+    const int s = r.s;
+    lab_mbar_wait(&full[s], r.ph);
     a = lab_desc_add(da0, s * ((STAGE_A + STAGE_B) / 16)), b = lab_desc_add(db0, s * ((STAGE_A + STAGE_B) / 16));
     return s;
 }
@@ -549,7 +565,7 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
 
 // Consumer warpgroup wg - 1 of a block: rows (wg - 1) * 64 MT .. + 64 MT - 1 of each of its units,
 // then C (or, for a stream-K piece, the fixup).
-// `it` counts k-tiles over all the block's units: the ring's stage and phase follow from it.
+// `it` walks the ring over all the block's units, a k-tile at a time.
 __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, const lab_tiles& tiles, unsigned char* ring, uint64_t* full,
                                                   uint64_t* empty, int wg, int tid) {
     asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
@@ -558,7 +574,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
     uint64_t da0 = lab_desc(ring + WG_ROW(wg) * 128, 16, 1024, LAB_SWIZZLE_128B);
     uint64_t db0 = lab_desc(ring + STAGE_A, LAB_B_KMAJOR ? 16 : CHUNK_B, 1024, LAB_SWIZZLE_128B);
     asm volatile("" : "+l"(da0), "+l"(db0));
-    int it = 0;
+    lab_ring it;
     lab_unit w;
     for (int u = 0; tiles.unit(u, w); ++u) {
         int row0, col0;
@@ -568,7 +584,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         // Consumer 1 takes the even units, 2 the odd ones, each after the other's main loop of
         // the unit before (named barrier 5 + wg, arrived on by the other consumer).
         if (u % 2 != wg - 1) {
-            it += n;
+            it.skip(n);
             continue;
         }
         if (u > 0) asm volatile("bar.sync %0, 256;\n" ::"r"(5 + wg) : "memory");
@@ -592,7 +608,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         // second copy of this main loop, made the ping-pong rungs 2-3% slower at every size of
         // the align suite, log s21-4.)
         const int tail = PROMOTE == 0 && n > 0 && w.k1 == tiles.ktiles ? tiles.last_steps % 4 : 0;
-        for (int t = 0; t < n - (tail > 0); ++t, ++it) {
+        for (int t = 0; t < n - (tail > 0); ++t, it.next()) {
             uint64_t a, b;
             const int s = lab_stage_full(full, it, da0, db0, a, b);
             lab_wgmma_fence();
@@ -606,7 +622,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
             if (g == PROMOTE - 1 || t == n - 1) {
                 lab_wgmma_wait<0>();
                 if (tid == 0) {
-                    if (g > 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+                    if (g > 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
                     lab_mbar_arrive_cluster(&empty[s]);
                 }
 #pragma unroll
@@ -615,19 +631,19 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
                     for (int i = 0; i < BN / 2; ++i) sum[m][i] += d[m][i];
             } else {
                 lab_wgmma_wait<1>();
-                if (g > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+                if (g > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
             }
 #else
             lab_wgmma_tile(d, a, b, t == 0);
             lab_wgmma_commit();
             // This k-tile's wgmmas stay in flight; the previous one's have finished reading its stage.
             lab_wgmma_wait<1>();
-            if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+            if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
 #endif
         }
         uint64_t a = 0, b = 0;
         for (int kk = 0; kk < tail; ++kk) {
-            if (kk == 0) lab_stage_full(full, it++, da0, db0, a, b);
+            if (kk == 0) lab_stage_full(full, it, da0, db0, a, b), it.next();
             lab_wgmma_fence();
             lab_wgmma_step(d, a, b, kk, n > 1 || kk > 0);
             lab_wgmma_commit();
@@ -645,8 +661,8 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[m][i] = sum[m][i];
 #else
-        if (tail > 0 && n > 1 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 2) % STAGES]);
-        if (n > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[(it - 1) % STAGES]);
+        if (tail > 0 && n > 1 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(2)]);
+        if (n > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
 #endif
 #if STREAMK
         if (n < tiles.ktiles && !lab_stream_k_fixup(p, tiles, w, d, wg, tid)) continue;
@@ -684,13 +700,14 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
         if (tid == 0) {
             const int rank = tiles.rank;
             int it = 0;
+            lab_ring r;
             lab_unit w;
             for (int u = 0; tiles.unit(u, w); ++u) {
                 int row0, col0;
                 tiles.at(w.id, row0, col0);
-                for (int t = w.k0; t < w.k1; ++t, ++it) {
-                    const int s = it % STAGES;
-                    if (it >= STAGES) lab_mbar_wait(&empty[s], ((it / STAGES) - 1) & 1);
+                for (int t = w.k0; t < w.k1; ++t, ++it, r.next()) {
+                    const int s = r.s;
+                    if (it >= STAGES) lab_mbar_wait(&empty[s], r.ph ^ 1);
                     unsigned char* a = ring + s * (STAGE_A + STAGE_B);
                     unsigned char* b = a + STAGE_A;
                     lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
