@@ -290,26 +290,40 @@ __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da,
 }
 
 // A place in the ring: the stage of a k-tile and the parity of its round, moved on one k-tile
-// (or n) at a time. Computed as it % STAGES and it / STAGES every k-tile, a ring of 3, 5 or 6
-// stages took 8% more cycles than one of 4, even with no loads (log 2026-12-03-s27-1).
+// (or n) at a time. Other depths than a power of two keep the stage and parity themselves, as
+// CUTLASS's pipeline state does: computed as it % STAGES and it / STAGES every k-tile, a ring of
+// 3, 5 or 6 stages took 8% more cycles than one of 4, even with no loads (log 2026-12-03-s27-1).
+// A power of two keeps the count, whose division is a mask and a shift: with the cursor there,
+// ptxas scheduled tensor_08's 4-stage loop 1.5% slower at 4096^3 (log 2026-12-03-s28-3).
 struct lab_ring {
-    int s = 0;
-    unsigned ph = 0;
+#if (STAGES & (STAGES - 1)) == 0
+    int it = 0;
+    __device__ __forceinline__ int s() const { return it % STAGES; }
+    __device__ __forceinline__ unsigned ph() const { return (it / STAGES) & 1; }
+    __device__ __forceinline__ void next() { ++it; }
+    __device__ __forceinline__ void skip(int n) { it += n; }
+    __device__ __forceinline__ int back(int k) const { return (it - k) % STAGES; }  // the stage k k-tiles ago
+#else
+    int st = 0;
+    unsigned par = 0;
+    __device__ __forceinline__ int s() const { return st; }
+    __device__ __forceinline__ unsigned ph() const { return par; }
     __device__ __forceinline__ void next() {
-        if (++s == STAGES) s = 0, ph ^= 1;
+        if (++st == STAGES) st = 0, par ^= 1;
     }
     __device__ __forceinline__ void skip(int n) {
-        ph ^= (unsigned)((s + n) / STAGES) & 1;
-        s = (s + n) % STAGES;
+        par ^= (unsigned)((st + n) / STAGES) & 1;
+        st = (st + n) % STAGES;
     }
-    __device__ __forceinline__ int back(int k) const { return s >= k ? s - k : s - k + STAGES; }  // the stage k k-tiles ago
+    __device__ __forceinline__ int back(int k) const { return st >= k ? st - k : st - k + STAGES; }  // the stage k k-tiles ago
+#endif
 };
 
 // Waits until the k-tile at `r` has landed; its stage, and the descriptors of its first A and B
 // rows there.
 __device__ __forceinline__ int lab_stage_full(uint64_t* full, const lab_ring& r, uint64_t da0, uint64_t db0, uint64_t& a, uint64_t& b) {
-    const int s = r.s;
-    lab_mbar_wait(&full[s], r.ph);
+    const int s = r.s();
+    lab_mbar_wait(&full[s], r.ph());
     a = lab_desc_add(da0, s * ((STAGE_A + STAGE_B) / 16)), b = lab_desc_add(db0, s * ((STAGE_A + STAGE_B) / 16));
     return s;
 }
@@ -706,8 +720,8 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
                 int row0, col0;
                 tiles.at(w.id, row0, col0);
                 for (int t = w.k0; t < w.k1; ++t, ++it, r.next()) {
-                    const int s = r.s;
-                    if (it >= STAGES) lab_mbar_wait(&empty[s], r.ph ^ 1);
+                    const int s = r.s();
+                    if (it >= STAGES) lab_mbar_wait(&empty[s], r.ph() ^ 1);
                     unsigned char* a = ring + s * (STAGE_A + STAGE_B);
                     unsigned char* b = a + STAGE_A;
                     lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
