@@ -10,8 +10,11 @@
 // descriptors' strides and the four wgmmas a k-tile are the same for every type.
 //
 // The pipeline: a producer warpgroup whose one elected thread issues TMA copies of A (BM x BK) and
-// B tiles into a STAGES-deep ring, each stage completing on a "full" mbarrier; two consumer
-// warpgroups, each multiplying half the tile's rows (MT blocks of 64) with wgmma straight from
+// B tiles into a STAGES-deep ring, each stage completing on a "full" mbarrier (MN-major B, whose
+// 128-byte rows hold 64 columns, as one copy of a 3-D map of its column chunks where n fills them:
+// the 128 x 128 ping-pong tile then ran 273k cycles at 4096^3 and asked L2 for 11.0M requests,
+// against 283k and 12.7M with a copy a chunk, logs 2026-12-03-s29-3, s27-6; 128 x 192 was level);
+// two consumer warpgroups, each multiplying half the tile's rows (MT blocks of 64) with wgmma straight from
 // shared memory. BM = 256 (MT = 2) reads a fifth fewer bytes per flop at 256 x 192 than 128 x 256
 // does: it won fp16 one tile a block at unaligned sizes and lost int8 in pairs (logs
 // 2026-12-01-s9-5, s9-2), so it is a tunable constant. Each
@@ -195,6 +198,14 @@ __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, 
         "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
             lab_smem_addr(smem)),
         "l"(map), "r"(c0), "r"(c1), "r"(lab_smem_addr(bar))
+        : "memory");
+}
+
+__device__ __forceinline__ void lab_tma_load_3d(void* smem, const lab_tma* map, int c0, int c1, int c2, uint64_t* bar) {
+    asm volatile(
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
+            lab_smem_addr(smem)),
+        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(lab_smem_addr(bar))
         : "memory");
 }
 
@@ -713,6 +724,10 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
             const int rank = tiles.rank;
+            // The host's rule for B's map (MN-major, one block): its 128-byte column chunks as a
+            // third dimension, all BN / 64 of a k-tile one copy, where n fills whole chunks.
+            const bool b_chunks = !LAB_B_KMAJOR && CLUSTER_Y == 1 && (p.g.n * LAB_ELEM) % 128 == 0;
+            (void)b_chunks;
             int it = 0;
             lab_ring r;
             lab_unit w;
@@ -729,8 +744,12 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
 #if CLUSTER_Y == 1 && LAB_B_KMAJOR
                     lab_tma_load_2d(b, &p.b_map, t * BK, col0, &full[s]);  // BK x BN
 #elif CLUSTER_Y == 1
+                    if (b_chunks) {
+                        lab_tma_load_3d(b, &p.b_map, 0, t * BK, col0 / 64, &full[s]);  // 64 x BK x BN / 64 chunks
+                    } else {
 #pragma unroll
-                    for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
+                        for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
+                    }
 #elif LAB_B_KMAJOR
                     // This block's share of B's rows (the map's box is BK x BN / CLUSTER_Y), to all.
                     const int part = BN / CLUSTER_Y;

@@ -69,16 +69,22 @@ pub unsafe fn copy_peer(
 /// the row pitch in bytes, boxes of `boxes` elements, 128-byte swizzle, zeros outside the matrix.
 /// The map only records the address; the kernel that uses it must find the matrix alive.
 pub fn tensor_map_2d(ty: CUtensorMapDataType, base: u64, dims: [u64; 2], pitch: u64, boxes: [u32; 2]) -> Result<lab_tma> {
+    tensor_map(ty, base, &dims, &[pitch], &boxes)
+}
+
+/// A TMA tensor map of rank dims.len() (2 to 5): `strides` in bytes of every dimension but the
+/// first, boxes of `boxes` elements, 128-byte swizzle, zeros outside the tensor.
+pub fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: &[u64], strides: &[u64], boxes: &[u32]) -> Result<lab_tma> {
     let mut map = lab_tma { opaque: [0; 16] };
-    let strides = [pitch];
-    let elem = [1u32, 1];
+    let elem = [1u32; 5];
+    debug_assert!((2..=5).contains(&dims.len()) && strides.len() + 1 == dims.len() && boxes.len() == dims.len(), "a tensor map's rank");
     // SAFETY: lab_tma has CUtensorMap's size and alignment (128 bytes, 64-aligned); the arrays
-    // hold rank (2) or rank - 1 entries as the call requires; it reads nothing at `base`.
+    // hold rank or rank - 1 entries as the call requires; it reads nothing at `base`.
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map as *mut lab_tma as *mut _,
             ty,
-            2,
+            dims.len() as u32,
             base as *mut _,
             dims.as_ptr(),
             strides.as_ptr(),
@@ -91,7 +97,7 @@ pub fn tensor_map_2d(ty: CUtensorMapDataType, base: u64, dims: [u64; 2], pitch: 
         )
     };
     if r != CUresult::CUDA_SUCCESS {
-        return Err(LabError::Usage(format!("cuTensorMapEncodeTiled: {r:?} (dims {dims:?}, pitch {pitch} B, box {boxes:?})")));
+        return Err(LabError::Usage(format!("cuTensorMapEncodeTiled: {r:?} (dims {dims:?}, strides {strides:?} B, box {boxes:?})")));
     }
     Ok(map)
 }

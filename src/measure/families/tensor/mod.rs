@@ -193,10 +193,19 @@ impl<K: Kind> Case for MmaCase<K> {
         } else {
             lab_tma::default()
         };
+        // MN-major B of one block, where n fills whole 128-byte chunks: the chunks as a third
+        // dimension (128 bytes apart), so a k-tile's BN / chunk of them are one copy (the
+        // kernel's rule, wgmma_gemm.cuh).
+        let b_map = if self.b_t.is_none() && kernel.launch.cluster == [1, 1, 1] && (n * size) % 128 == 0 {
+            let chunk = (128 / size) as u64;
+            driver::tensor_map(K::TMA, b, &[chunk, k as u64, n as u64 / chunk], &[(ldb * size) as u64, 128], &[chunk as u32, bk, bn / chunk as u32])?
+        } else {
+            driver::tensor_map_2d(K::TMA, b, dims.map(|d| d as u64), (ldb * size) as u64, boxes)?
+        };
         let args = lab_gemm_tma_args {
             g,
             a_map: driver::tensor_map_2d(K::TMA, a, [k as u64, m as u64], (lda * size) as u64, [bk, bm])?,
-            b_map: driver::tensor_map_2d(K::TMA, b, dims.map(|d| d as u64), (ldb * size) as u64, boxes)?,
+            b_map,
             c_map,
             partials,
             arrivals,
