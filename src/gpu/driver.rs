@@ -73,7 +73,8 @@ pub fn tensor_map_2d(ty: CUtensorMapDataType, base: u64, dims: [u64; 2], pitch: 
 }
 
 /// A TMA tensor map of rank dims.len() (2 to 5): `strides` in bytes of every dimension but the
-/// first, boxes of `boxes` elements, 128-byte swizzle, zeros outside the tensor.
+/// first, boxes of `boxes` elements, 128-byte swizzle, zeros outside the tensor, L2 promotion as
+/// `promotion` picks for the first stride.
 pub fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: &[u64], strides: &[u64], boxes: &[u32]) -> Result<lab_tma> {
     let mut map = lab_tma { opaque: [0; 16] };
     let elem = [1u32; 5];
@@ -92,7 +93,7 @@ pub fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: &[u64], strides: &[u
             elem.as_ptr(),
             CUtensorMapInterleave::CU_TENSOR_MAP_INTERLEAVE_NONE,
             CUtensorMapSwizzle::CU_TENSOR_MAP_SWIZZLE_128B,
-            CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+            promotion(strides[0]),
             CUtensorMapFloatOOBfill::CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE,
         )
     };
@@ -100,6 +101,19 @@ pub fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: &[u64], strides: &[u
         return Err(LabError::Usage(format!("cuTensorMapEncodeTiled: {r:?} (dims {dims:?}, strides {strides:?} B, box {boxes:?})")));
     }
     Ok(map)
+}
+
+/// How far L2 widens a TMA load's misses from DRAM, by the row pitch: 256 bytes where rows start on
+/// 128-byte lines, else 128, since a row that crosses lines took the 256-byte promotion badly: the
+/// 128 x 192 ping-pong rung at 4112^3 (8224-byte rows) ran 342k cycles and 0.93x cuBLAS with it,
+/// 322k and 0.98x without, and unpadded 8208-byte rows (4104) 0.59x against 0.73x (logs
+/// 2026-12-03-s30-1, s30-6).
+fn promotion(pitch: u64) -> CUtensorMapL2promotion {
+    if pitch % 128 == 0 {
+        CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+    } else {
+        CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+    }
 }
 
 /// cuLaunchKernelEx's configuration of a launch with thread-block clusters of `cluster` blocks,
@@ -266,4 +280,18 @@ pub unsafe fn gemm_ex(handle: cudarc::cublas::sys::cublasHandle_t, gemm: &super:
         )
     }?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn promotion_narrows_for_rows_that_cross_lines() {
+        use CUtensorMapL2promotion::{CU_TENSOR_MAP_L2_PROMOTION_L2_128B as P128, CU_TENSOR_MAP_L2_PROMOTION_L2_256B as P256};
+        // 4096 and a 128-byte padded pitch (4160 fp16) keep 256; 4112 (8224 B) and 4128 (8256 B) do not.
+        for (pitch, want) in [(8192, P256), (8320, P256), (128, P256), (8224, P128), (8256, P128), (8208, P128)] {
+            assert_eq!(promotion(pitch), want, "pitch {pitch}");
+        }
+    }
 }
