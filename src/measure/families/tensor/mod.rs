@@ -198,7 +198,13 @@ impl<K: Kind> Case for MmaCase<K> {
         // kernel's rule, wgmma_gemm.cuh).
         let b_map = if self.b_t.is_none() && kernel.launch.cluster == [1, 1, 1] && (n * size) % 128 == 0 {
             let chunk = (128 / size) as u64;
-            driver::tensor_map(K::TMA, b, &[chunk, k as u64, n as u64 / chunk], &[(ldb * size) as u64, 128], &[chunk as u32, bk, bn / chunk as u32])?
+            driver::tensor_map(
+                K::TMA,
+                b,
+                &[chunk, k as u64, n as u64 / chunk],
+                &[(ldb * size) as u64, 128],
+                &[chunk as u32, bk, bn / chunk as u32],
+            )?
         } else {
             driver::tensor_map_2d(K::TMA, b, dims.map(|d| d as u64), (ldb * size) as u64, boxes)?
         };
