@@ -151,6 +151,9 @@ typedef float4 lab_acc4;
 #ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
 #define SLICED_C 1
 #endif
+#ifndef M_OUTER  // a k-tile's wgmmas: 1 each 64-row block's four k-steps in a row, 0 the k-steps outer
+#define M_OUTER 0
+#endif
 
 #define MT (BM / (PINGPONG ? 64 : 128))  // 64-row blocks of a tile each consumer warpgroup multiplies
 #define WG_ROW(wg) (PINGPONG ? 0 : ((wg) - 1) * 64 * MT)  // its first row in the tile
@@ -283,21 +286,40 @@ __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64
                  : "l"(da), "l"(db), "r"(accumulate));
 }
 
-// One k-step's MT wgmmas from one stage, given the descriptors of its first A and B rows: A
-// K-major (8-row groups 1024 B apart, 32 B a k-step, 64-row blocks 8 KiB apart); B K-major
-// likewise, or MN-major in 64-column chunks CHUNK_B apart (LBO) with 8-row k groups 1024 B apart
-// (SBO), a k-step two groups on. A descriptor's low field is the address / 16, so a byte offset
-// inside shared memory is added to it as offset / 16: no address arithmetic between the wgmmas.
+// The wgmma of 64-row block m and k-step kk from one stage, given the descriptors of its first A
+// and B rows: A K-major (8-row groups 1024 B apart, 32 B a k-step, 64-row blocks 8 KiB apart); B
+// K-major likewise, or MN-major in 64-column chunks CHUNK_B apart (LBO) with 8-row k groups 1024 B
+// apart (SBO), a k-step two groups on. A descriptor's low field is the address / 16, so a byte
+// offset inside shared memory is added to it as offset / 16: no address arithmetic between the
+// wgmmas.
+template <int N>
+__device__ __forceinline__ void lab_wgmma_at(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int m, int kk, bool accumulate) {
+    lab_wgmma(d[m], lab_desc_add(da, (64 * 128 * m + 32 * kk) / 16), lab_desc_add(db, (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16), accumulate);
+}
+
+// One k-step's MT wgmmas.
 template <int N>
 __device__ __forceinline__ void lab_wgmma_step(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int kk, bool accumulate) {
 #pragma unroll
-    for (int m = 0; m < MT; ++m) lab_wgmma(d[m], lab_desc_add(da, (64 * 128 * m + 32 * kk) / 16), lab_desc_add(db, (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16), accumulate);
+    for (int m = 0; m < MT; ++m) lab_wgmma_at(d, da, db, m, kk, accumulate);
 }
 
+// A k-tile's wgmmas, in the order M_OUTER chooses (a tunable constant): with M_OUTER = 1 each
+// 64-row block's four k-steps follow each other, as cuBLAS's 128 x 128 kernel issues them
+// (log 2026-12-03-s29-1). At 128 x 128 (ping-pong, 5 stages, 4096^3) that took 1.2-1.4% fewer
+// cycles in three ncu runs and ran 1% closer to cuBLAS; 128 x 192 ran level (logs s32-2, s32-4 to
+// s32-6).
 template <int N>
 __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, bool first) {
+#if M_OUTER
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int kk = 0; kk < 4; ++kk) lab_wgmma_at(d, da, db, m, kk, !(first && kk == 0));
+#else
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) lab_wgmma_step(d, da, db, kk, !(first && kk == 0));
+#endif
 }
 
 // A place in the ring: the stage of a k-tile and the parity of its round, moved on one k-tile
@@ -724,10 +746,11 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
             const int rank = tiles.rank;
+#if CLUSTER_Y == 1 && !LAB_B_KMAJOR
             // The host's rule for B's map (MN-major, one block): its 128-byte column chunks as a
             // third dimension, all BN / 64 of a k-tile one copy, where n fills whole chunks.
-            const bool b_chunks = !LAB_B_KMAJOR && CLUSTER_Y == 1 && (p.g.n * LAB_ELEM) % 128 == 0;
-            (void)b_chunks;
+            const bool b_chunks = (p.g.n * LAB_ELEM) % 128 == 0;
+#endif
             int it = 0;
             lab_ring r;
             lab_unit w;
