@@ -45,6 +45,7 @@ __device__ __forceinline__ void lab_bulk_store(void* gmem, const void* smem, uns
     asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gmem), "r"(lab_smem_addr(smem)), "r"(bytes) : "memory");
 }
 
+// Closes this thread's bulk stores issued since the last commit into one bulk group.
 __device__ __forceinline__ void lab_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 
 // Waits until at most N committed store groups may still be reading their shared memory.

@@ -230,15 +230,6 @@ __device__ __forceinline__ void lab_tma_store_2d(const lab_tma* map, const void*
                  : "memory");
 }
 
-// Closes this thread's bulk stores issued since the last commit into one bulk group.
-__device__ __forceinline__ void lab_tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
-
-// Waits until at most N of this thread's bulk store groups have yet to read their shared memory.
-template <int N>
-__device__ __forceinline__ void lab_tma_store_wait_read() {
-    asm volatile("cp.async.bulk.wait_group.read %0;\n" ::"n"(N) : "memory");
-}
-
 // Arrives on the mbarrier at `bar`'s offset in every block of the cluster: a stage is free only
 // when the consumers of every block that the stage's multicast writes into have released it.
 __device__ __forceinline__ void lab_mbar_arrive_cluster(uint64_t* bar) {
@@ -381,7 +372,7 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
 #pragma unroll
         for (int c0 = 0; c0 < BN; c0 += TS) {
             unsigned char* buf = bufs + (c0 / TS % C_BUFS) * MT * C_BOX;
-            if (tid == 0) lab_tma_store_wait_read<C_BUFS - 1>();
+            if (tid == 0) lab_bulk_wait_read<C_BUFS - 1>();
             asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the buffer is free
 #pragma unroll
             for (int m = 0; m < MT; ++m)
@@ -399,7 +390,7 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
 #pragma unroll
                 for (int m = 0; m < MT; ++m)
                     if (top + 64 * m < p.g.m) lab_tma_store_2d(&p.c_map, buf + m * C_BOX, col0 + c0, top + 64 * m);
-                lab_tma_store_commit();
+                lab_bulk_commit();
             }
         }
         return;
@@ -717,7 +708,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
     // The block's shared memory must outlive its stores' reads of it; their writes complete with
     // the grid, as after CUTLASS's tma_store_wait. Waiting for the writes too cost the last tile
     // 0.5% of the kernel's cycles at 4096^3 (log 2026-12-03-s33-4).
-    if (tid == 0) lab_tma_store_wait_read<0>();
+    if (tid == 0) lab_bulk_wait_read<0>();
 #endif
 }
 
