@@ -2,6 +2,8 @@
 //! would outside Slurm), the merge of committed results into the report across GPUs, and (with
 //! `cargo make test-fleet`) the whole thing on a real single-node Slurm cluster started here.
 
+use kernel_lab::analysis::store;
+use kernel_lab::schema::run::RunKind;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -89,13 +91,18 @@ fn the_scripts_group_tasks_by_resources_and_run_by_hand() {
     assert!(row("h100-bench").contains("NOT RUN"), "{table}");
 }
 
-/// A committed run file of the H200, as a fleet task would have stored it.
+/// The newest committed bench run of the H200, as the fleet's `bench` task would have stored it
+/// (a tuning's file has no bench entries to plot).
 fn committed_run() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/nvidia-h200-sm_90");
     let mut files: Vec<PathBuf> =
         std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
     files.sort();
-    files.pop().expect("committed H200 runs")
+    files
+        .into_iter()
+        .rev()
+        .find(|p| store::read_run(p).is_ok_and(|r| r.header.run.kind == RunKind::Bench))
+        .expect("committed H200 bench runs")
 }
 
 #[test]
