@@ -3,7 +3,7 @@
 //! `cargo make test-fleet`) the whole thing on a real single-node Slurm cluster started here.
 
 use kernel_lab::analysis::store;
-use kernel_lab::schema::run::RunKind;
+use kernel_lab::schema::run::{Record, RunKind};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -91,8 +91,9 @@ fn the_scripts_group_tasks_by_resources_and_run_by_hand() {
     assert!(row("h100-bench").contains("NOT RUN"), "{table}");
 }
 
-/// The newest committed bench run of the H200, as the fleet's `bench` task would have stored it
-/// (a tuning's file has no bench entries to plot).
+/// The newest committed bench run of the H200 with a Tensor Core GEMM in it, as the fleet's
+/// `bench` task would have stored it: a tuning's file has no bench entries to plot, and a memory
+/// family's bench no point on the roofline.
 fn committed_run() -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/nvidia-h200-sm_90");
     let mut files: Vec<PathBuf> =
@@ -101,7 +102,11 @@ fn committed_run() -> PathBuf {
     files
         .into_iter()
         .rev()
-        .find(|p| store::read_run(p).is_ok_and(|r| r.header.run.kind == RunKind::Bench))
+        .find(|p| {
+            store::read_run(p).is_ok_and(|r| {
+                r.header.run.kind == RunKind::Bench && r.records.iter().any(|x| matches!(x, Record::Entry(e) if e.family == "tensor"))
+            })
+        })
         .expect("committed H200 bench runs")
 }
 

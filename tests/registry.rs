@@ -258,14 +258,16 @@ fn every_family_has_sizes_work_and_a_manifest() {
 #[test]
 fn tma_pitches_keep_rows_on_the_sector_grid() {
     use kernel_lab::measure::families::tensor::tma::fast_pitch;
-    assert_eq!(fast_pitch(4096, 2), 4096);
-    assert_eq!(fast_pitch(4112, 2), 4112, "8224-byte rows are whole sectors: no copy");
-    assert_eq!(fast_pitch(4104, 2), 4160, "16-byte-aligned is not enough");
-    assert_eq!(fast_pitch(4097, 2), 4160);
-    assert_eq!(fast_pitch(4111, 2), 4160);
-    assert_eq!(fast_pitch(1003, 4), 1024);
-    assert_eq!(fast_pitch(4097, 1), 4224, "fp8 and int8: 128-byte rows");
-    assert_eq!(fast_pitch(3003, 4), 3008, "tf32: 12032-byte rows, whole sectors after 128-byte padding");
+    assert_eq!(fast_pitch(4096, 2, false), 4096);
+    assert_eq!(fast_pitch(4112, 2, false), 4112, "8224-byte rows are whole sectors: no copy");
+    assert_eq!(fast_pitch(4104, 2, false), 4160, "16-byte-aligned is not enough");
+    assert_eq!(fast_pitch(4097, 2, false), 4160);
+    assert_eq!(fast_pitch(4111, 2, false), 4160);
+    assert_eq!(fast_pitch(1003, 4, false), 1024);
+    assert_eq!(fast_pitch(4097, 1, false), 4224, "fp8 and int8: 128-byte rows");
+    assert_eq!(fast_pitch(3003, 4, false), 3008, "tf32: 12032-byte rows, whole sectors after 128-byte padding");
+    assert_eq!(fast_pitch(4104, 2, true), 4104, "a pair reads 16-byte-aligned rows in place");
+    assert_eq!(fast_pitch(4097, 2, true), 4160, "rows off the 16-byte grid are copied for a pair too");
 }
 
 #[test]

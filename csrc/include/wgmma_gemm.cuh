@@ -34,8 +34,9 @@
 // without promotion, so the ring never waits for a promotion and longer groups need no more
 // stages.
 //
-// CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading half of B and multicasting it to
-// both (UTMALDG.MULTICAST), a stage released by the consumers of both blocks: a pair's loads from
+// CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading its share of B's 64-column chunks
+// (at BN = 192 two and one) and multicasting it to both (UTMALDG.MULTICAST), a stage released by
+// the consumers of both blocks: a pair's loads from
 // L2 are a third fewer at 128 x 256 (A 2 x 128 rows and B 256, against 2 x (128 + 256)). One tile
 // a block, on the H200 it ran level with CLUSTER_Y = 1 in brief timings but behind it in pairs
 // with cuBLAS (logs 2026-11-30-s8-6, s8-8); with a cluster-scope release on those arrivals it ran
@@ -194,7 +195,7 @@ static_assert(STREAMK == 0 || CLUSTER_Y == 1, "stream-K's pieces belong to one b
 static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
 static_assert(STREAMK_FIRST == 0 || STREAMK, "the stream-K pieces first: a stream-K rung's order");
 static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
-static_assert(LAB_B_KMAJOR || (BN / 64) % CLUSTER_Y == 0, "B's 64-column chunks split evenly over the cluster");
+
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
     asm volatile(

@@ -9,7 +9,10 @@
 //   cuBLAS at 4096^3 and 1.02x at 8192^3 in pairs; under ncu at 4096^3 its tensor pipe is busy
 //   90.2% of the cycles against 90.9% alone (bf16), what cuBLAS's cooperative kernel reaches too
 //   (logs 2026-12-02-s18-1, s18-3, s18-4). Fewer loads from L2 do not buy time where the
-//   cooperative schedule's epilogue, not the loads, leaves the Tensor Cores idle.
+//   cooperative schedule's epilogue, not the loads, leaves the Tensor Cores idle. Its ping-pong
+//   entry (128 x 192, PINGPONG) reads rows that are 16-byte but not 32-byte aligned in place,
+//   which a lone block cannot do well: at 4104^3 0.92x cuBLAS against tensor_08's 0.87x on
+//   padded copies (log 2026-12-03-s34-7).
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && CLUSTER_Y == 2, "the persistent pair this rung measures");

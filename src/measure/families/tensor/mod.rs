@@ -161,17 +161,18 @@ impl<K: Kind> Case for MmaCase<K> {
         // TMA reads rows whose pitch is a multiple of 16 bytes: an unaligned A or B is first
         // copied to such a pitch (part of the timed work); TMA zero-fills past the true edges.
         let size = std::mem::size_of::<K::In>();
-        let lda = tma::fast_pitch(k, size);
+        let paired = kernel.launch.cluster != [1, 1, 1];
+        let lda = tma::fast_pitch(k, size, paired);
         let a = pitched(gpu, kernel, &self.a, &mut self.a_pitched, m, k, lda)?;
         // K-major B: boxes of BK x BN, like A's, or each block of a cluster its share of the
         // rows; MN-major: 128-byte column chunks, BK rows.
         let (b, ldb, dims, boxes) = match &self.b_t {
             Some(b_t) => {
-                let ldb = tma::fast_pitch(k, size);
+                let ldb = tma::fast_pitch(k, size, paired);
                 (pitched(gpu, kernel, b_t, &mut self.b_pitched, n, k, ldb)?, ldb, [k, n], [bk, bn / kernel.launch.cluster[1]])
             }
             None => {
-                let ldb = tma::fast_pitch(n, size);
+                let ldb = tma::fast_pitch(n, size, paired);
                 (pitched(gpu, kernel, &self.b, &mut self.b_pitched, k, n, ldb)?, ldb, [n, k], [(128 / size) as u32, bk])
             }
         };
