@@ -40,6 +40,29 @@ fn the_hash_follows_configuration_and_target() {
 }
 
 #[test]
+fn code_drops_comments_and_blank_runs_but_not_literals_or_lines() {
+    let text = "#define A 1 // one\n\n  int   x = 2; /* two\nlines */ int y;\n\tasm(\"a // b\"); char c = '/';\n#define B \"/*\"\n";
+    assert_eq!(jit::code(text), "#define A 1\nint x = 2;\nint y;\nasm(\"a // b\"); char c = '/';\n#define B \"/*\"\n");
+}
+
+#[test]
+fn a_comment_edit_keeps_a_tuning_current_and_a_code_edit_does_not() {
+    nvrtc();
+    let v = registry::by_name("sgemm_08_double_buffered").unwrap();
+    let c = v.config();
+    let mut commented = v.clone();
+    commented.source = format!("// a new comment\n{}", v.source);
+    let mut edited = v.clone();
+    edited.source = format!("{}\n__device__ int lab_extra;\n", v.source);
+    let (now, before) = (jit::hash(v, &c, 90).unwrap(), jit::hash_as_written(v, &c, 90).unwrap());
+    assert_eq!(jit::hash(&commented, &c, 90).unwrap(), now, "comments are not code");
+    assert!(jit::current(&now, &commented, &c, 90).unwrap());
+    assert!(jit::current(&before, v, &c, 90).unwrap(), "a tuning stored with the text's hash, the text unchanged");
+    assert!(!jit::current(&before, &commented, &c, 90).unwrap(), "the text's hash follows the text");
+    assert!(!jit::current(&now, &edited, &c, 90).unwrap());
+}
+
+#[test]
 fn the_hash_covers_the_headers_a_kernel_includes_and_no_others() {
     let set = registry::set().unwrap();
     let v = registry::by_name("sgemm_09_l2_swizzle").unwrap();

@@ -78,24 +78,91 @@ fn target(spec: &VariantSpec, sm: u32) -> Target {
 
 /// Identifies what NVRTC compiles: a hash of the kernel's source, the lab headers it includes
 /// (directly or through another), its defines, the target and NVRTC's version. A stored tuning
-/// result whose hash differs from this is stale. An edit to a header the kernel does not include
-/// keeps its tunings. Not a hash of the PTX: NVRTC 13.0 does not always make the same PTX of the
-/// same input (sgemm_13 at one configuration: 2 compiles in 12 differed, session 13), so a PTX
-/// hash called current tunings stale at random.
+/// result whose hash differs from this is stale (`current`). An edit to a header the kernel does
+/// not include keeps its tunings, and so does an edit to a comment: the source and headers enter
+/// as `code` has them (session 34's edit of a comment and an assertion in wgmma_gemm.cuh left every
+/// wgmma kernel's SASS as it was, yet made every wgmma tuning stale). Not a hash of the PTX: NVRTC
+/// 13.0 does not always make the same PTX of the same input (sgemm_13 at one configuration: 2
+/// compiles in 12 differed, session 13), so a PTX hash called current tunings stale at random.
 pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
+    key(spec, config, sm, |text| code(text))
+}
+
+/// The key tunings stored before session 34 carry: the same hash over the text as written.
+pub fn hash_as_written(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
+    key(spec, config, sm, str::to_string)
+}
+
+/// Whether a tuning stored with `stored` still describes what NVRTC compiles now.
+pub fn current(stored: &str, spec: &VariantSpec, config: &Config, sm: u32) -> Result<bool> {
+    Ok(stored == hash(spec, config, sm)? || stored == hash_as_written(spec, config, sm)?)
+}
+
+fn key(spec: &VariantSpec, config: &Config, sm: u32, text: impl Fn(&str) -> String) -> Result<String> {
     let set = registry::set()?;
     let mut h = Sha256::new();
     for part in [version()?, target(spec, sm).name()].into_iter().chain(config.compiler_defines()) {
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.update(spec.source.as_bytes());
-    for (name, text) in included(&spec.source, &set.headers) {
+    h.update(text(&spec.source).as_bytes());
+    for (name, body) in included(&spec.source, &set.headers) {
         h.update([0]);
         h.update(name.as_bytes());
-        h.update(text.as_bytes());
+        h.update(text(body).as_bytes());
     }
     Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// C or CUDA text as the compiler reads it: comments gone (a string or character literal keeps
+/// what looks like one), each line's runs of spaces and tabs one space, trimmed, and blank lines
+/// dropped. Lines stay lines, since a preprocessor directive ends at its line's end.
+pub fn code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    let (mut quote, mut block) = (None::<char>, false);
+    while let Some(c) = chars.next() {
+        if block {
+            if c == '*' && chars.peek() == Some(&'/') {
+                chars.next();
+                block = false;
+                out.push(' ');
+            } else if c == '\n' {
+                out.push('\n');
+            }
+            continue;
+        }
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' {
+                out.extend(chars.next());
+            } else if c == q || c == '\n' {
+                quote = None;
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('/', Some('/')) => while chars.next_if(|&n| n != '\n').is_some() {},
+            ('/', Some('*')) => {
+                chars.next();
+                block = true;
+            }
+            ('"' | '\'', _) => {
+                quote = Some(c);
+                out.push(c);
+            }
+            _ => out.push(c),
+        }
+    }
+    let mut lines = String::with_capacity(out.len());
+    for line in out.lines() {
+        let words: Vec<&str> = line.split([' ', '\t']).filter(|w| !w.is_empty()).collect();
+        if !words.is_empty() {
+            lines.push_str(&words.join(" "));
+            lines.push('\n');
+        }
+    }
+    lines
 }
 
 /// The headers (name, text) among `headers` that `source` includes, directly or through one

@@ -209,9 +209,9 @@ fn kernel_for(
         return None;
     }
     if let Subject::Tuned { hash, date, .. } = subject {
-        match jit::hash(spec, &config, sm) {
-            Ok(h) if h == *hash => {}
-            Ok(_) => {
+        match jit::current(hash, spec, &config, sm) {
+            Ok(true) => {}
+            Ok(false) => {
                 e.reason = Some(format!("stale tuning from {date} (source, headers or NVRTC changed): run kernel-lab tune again"));
                 return None;
             }

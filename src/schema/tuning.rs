@@ -31,7 +31,8 @@ pub struct Candidate {
     pub smem_bytes: Option<u32>,
     pub local_bytes: Option<u32>,
     pub blocks_per_sm: Option<u32>,
-    /// `jit::hash` of what was compiled (source, included headers, defines, target, NVRTC).
+    /// `jit::hash` of what was compiled (source and included headers without their comments,
+    /// defines, target, NVRTC); before session 34, `jit::hash_as_written`.
     pub hash: Option<String>,
 }
 
