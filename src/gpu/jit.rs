@@ -85,7 +85,7 @@ fn target(spec: &VariantSpec, sm: u32) -> Target {
 /// 13.0 does not always make the same PTX of the same input (sgemm_13 at one configuration: 2
 /// compiles in 12 differed, session 13), so a PTX hash called current tunings stale at random.
 pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
-    key(spec, config, sm, |text| code(text))
+    key(spec, config, sm, code)
 }
 
 /// The key tunings stored before session 34 carry: the same hash over the text as written.
