@@ -15,9 +15,13 @@
 // the 128 x 128 ping-pong tile then ran 273k cycles at 4096^3 and asked L2 for 11.0M requests,
 // against 283k and 12.7M with a copy a chunk, logs 2026-12-03-s29-3, s27-6; 128 x 192 was level);
 // two consumer warpgroups, each multiplying half the tile's rows (MT blocks of 64) with wgmma straight from
-// shared memory. BM = 256 (MT = 2) reads a fifth fewer bytes per flop at 256 x 192 than 128 x 256
-// does: it won fp16 one tile a block at unaligned sizes and lost int8 in pairs (logs
-// 2026-12-01-s9-5, s9-2), so it is a tunable constant. Each
+// shared memory, or with BLOCK_X = 512 three, a 64-row block each of a 192-row tile (at 4104^3 the
+// pair of 192 x 176 tiles made 4 whole waves and ran 0.98x cuBLAS against 0.93x for the 128 x 192
+// ping-pong pair, log 2026-12-04-s35-2). MN-major B's stage holds whole 64-column chunks, so at
+// BN = 176 the last one is partly the next tile's columns, and C's columns past the last whole
+// 32-column box go out straight from the registers. BM = 256 (MT = 2) reads a fifth fewer bytes
+// per flop at 256 x 192 than 128 x 256 does: it won fp16 one tile a block at unaligned sizes and
+// lost int8 in pairs (logs 2026-12-01-s9-5, s9-2), so it is a tunable constant. Each
 // consumer keeps one k-tile of wgmmas in flight and releases a stage on its "empty" mbarrier once
 // the wgmmas that read it have completed. setmaxnreg moves registers from the producer to the
 // consumers, and blocks are rasterised in groups of GROUP_M tile rows so a wave's A and B stay
@@ -156,12 +160,14 @@ typedef float4 lab_acc4;
 #define M_OUTER 0
 #endif
 
-#define MT (BM / (PINGPONG ? 64 : 128))  // 64-row blocks of a tile each consumer warpgroup multiplies
+#define CONSUMERS (BLOCK_X / 128 - 1)                    // consumer warpgroups: two, or three (BM = 192)
+#define MT (BM / (PINGPONG ? 64 : 64 * CONSUMERS))        // 64-row blocks of a tile each consumer multiplies
 #define WG_ROW(wg) (PINGPONG ? 0 : ((wg) - 1) * 64 * MT)  // its first row in the tile
-#define TILE_PARTS (PINGPONG ? 1 : 2)                     // the warpgroups that share one tile
+#define TILE_PARTS (PINGPONG ? 1 : CONSUMERS)             // the warpgroups that share one tile
 #define WG_PART(wg) (PINGPONG ? 0 : (wg) - 1)            // consumer wg's part of its tiles
 #define STAGE_A (BM * 128)
-#define STAGE_B (BN * 128)
+#define B_ROWS (LAB_B_KMAJOR ? BN : (BN + 63) / 64 * 64)  // MN-major B: whole 64-column chunks, the last one
+#define STAGE_B (B_ROWS * 128)                              // partly past the tile where BN is not a multiple of 64
 #define CHUNK_B (BK * 128)  // MN-major B arrives in 64-column chunks: 128-byte rows for the swizzle
 #define CPITCH (BN + 8)     // C staged in the ring: 32 bytes of padding keep 8-byte stores conflict-free
 // A persistent block stages C in slices of SLICE columns in a buffer of its own past the ring
@@ -172,16 +178,22 @@ typedef float4 lab_acc4;
 #define SPITCH (SLICE + 8)
 #define C_BOX (64 * 128)
 #define RING_BYTES (STAGES * (STAGE_A + STAGE_B))
-#define SLICE_BYTES_ROWS (2 * 64 * MT * SPITCH * 4)
+#define SLICE_BYTES_ROWS (CONSUMERS * 64 * MT * SPITCH * 4)
 #define LAB_MAX(a, b) ((a) > (b) ? (a) : (b))
-#define C_FITS(bufs) (RING_BYTES + LAB_MAX(SLICE_BYTES_ROWS, 2 * (bufs) * MT * C_BOX) + 1024 <= LAB_DYN_SMEM)
-#define C_BUFS (C_FITS(2) ? 2 : C_FITS(1) ? 1 : 0)
-#define SLICE_BYTES_TMA (2 * C_BUFS * MT * C_BOX)
+#define C_FITS(bufs) (RING_BYTES + LAB_MAX(SLICE_BYTES_ROWS, CONSUMERS * (bufs) * MT * C_BOX) + 1024 <= LAB_DYN_SMEM)
+// Two buffers only where a tile's whole boxes are even in number, so each tile starts on the first.
+#define C_BUFS (C_FITS(2) && BN / LAB_TMA_C_COLS % 2 == 0 ? 2 : C_FITS(1) ? 1 : 0)
+#define SLICE_BYTES_TMA (CONSUMERS * C_BUFS * MT * C_BOX)
 #define SLICE_BYTES (PERSISTENT && SLICED_C ? LAB_MAX(SLICE_BYTES_ROWS, SLICE_BYTES_TMA) : 0)
-static_assert(BLOCK_X == 384 && BLOCK_Y == 1 && BLOCK_Z == 1, "one producer and two consumer warpgroups");
-static_assert((BM == 128 || BM == 256) && BK * LAB_ELEM == 128 && (BN == 128 || BN == 192 || BN == 256),
-              "two consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
-static_assert(MT * BN / 2 * (PROMOTE ? 2 : 1) <= 192, "accumulators: at most 192 registers of the consumers' 232");
+static_assert((BLOCK_X == 384 || (BLOCK_X == 512 && !PINGPONG && !STREAMK)) && BLOCK_Y == 1 && BLOCK_Z == 1,
+              "one producer and two consumer warpgroups, or three that share every tile");
+static_assert(BM == 64 * MT * (PINGPONG ? 1 : CONSUMERS) && MT <= 2 && BK * LAB_ELEM == 128 && (BN == 128 || BN == 176 || BN == 192 || BN == 256),
+              "consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
+// setmaxnreg: of the registers launched (65536 / BLOCK_X a thread, in eights), the producer keeps
+// 40 and the consumers share the rest in eights: 232 each of two, 152 each of three.
+#define LAUNCH_REGS (65536 / BLOCK_X / 8 * 8)
+#define CONSUMER_REGS ((LAUNCH_REGS * (CONSUMERS + 1) - 40) / CONSUMERS / 8 * 8)
+static_assert(MT * BN / 2 * (PROMOTE ? 2 : 1) <= CONSUMER_REGS - 40, "accumulators: 40 of a consumer's registers left for the rest");
 static_assert(STAGES >= 2 && RING_BYTES + SLICE_BYTES + 1024 <= LAB_DYN_SMEM,
               "the ring (and a persistent block's C slices) fit the dynamic shared memory");
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
@@ -266,6 +278,12 @@ __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[64], uint64_t da, uint64_
 __device__ __forceinline__ void lab_wgmma(lab_acc (&d)[96], uint64_t da, uint64_t db, int accumulate) {
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" LAB_MMA(192) " " LAB_WGMMA_D96 ", %96, %97, " LAB_TAIL ";\n}\n"
                  : LAB_WGMMA_OUT96(LAB_C, d)
+                 : "l"(da), "l"(db), "r"(accumulate));
+}
+
+__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[88], uint64_t da, uint64_t db, int accumulate) {
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n" LAB_MMA(176) " " LAB_WGMMA_D88 ", %88, %89, " LAB_TAIL ";\n}\n"
+                 : LAB_WGMMA_OUT88(LAB_C, d)
                  : "l"(da), "l"(db), "r"(accumulate));
 }
 
@@ -368,10 +386,10 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
         // conflicts. A box wholly below m is not stored (an edge tile's empty 64-row block).
         constexpr int TS = LAB_TMA_C_COLS;
         static_assert(TS * 4 == 128 && LAB_TMA_C_ROWS == 64, "the host's C map boxes: 64 rows of 128 bytes");
-        static_assert(BN / TS % 2 == 0, "a tile's slices alternate the buffers evenly, so each tile starts on the first");
+        constexpr int WHOLE = BN / TS * TS;  // columns that fill boxes; the rest go straight from the registers
         unsigned char* bufs = ring + RING_BYTES + (wg - 1) * C_BUFS * MT * C_BOX;
 #pragma unroll
-        for (int c0 = 0; c0 < BN; c0 += TS) {
+        for (int c0 = 0; c0 < WHOLE; c0 += TS) {
             unsigned char* buf = bufs + (c0 / TS % C_BUFS) * MT * C_BOX;
             if (tid == 0) lab_bulk_wait_read<C_BUFS - 1>();
             asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the buffer is free
@@ -394,6 +412,21 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
                 lab_bulk_commit();
             }
         }
+        if (WHOLE < BN) {
+            // A box would spill into the next tile's columns: the last BN - WHOLE go by 8-byte
+            // stores, a warp's 8 rows of 32 bytes, whole sectors (C's rows are 16-byte aligned here).
+            lab_acc* out = lab_ptr<lab_acc>(p.g.c);
+#pragma unroll
+            for (int m = 0; m < MT; ++m)
+#pragma unroll
+                for (int j = WHOLE / 8; j < BN / 8; ++j)
+#pragma unroll
+                    for (int h = 0; h < 2; ++h) {
+                        const int r = 64 * m + 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
+                        if (r < height && c < width)
+                            *reinterpret_cast<lab_acc2*>(out + (size_t)(top + r) * p.g.ldc + col0 + c) = {d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
+                    }
+        }
         return;
     }
 #endif
@@ -409,7 +442,7 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
-            for (int j = c0 / 8; j < (c0 + SLICE) / 8; ++j)
+            for (int j = c0 / 8; j < min(c0 + SLICE, BN) / 8; ++j)
 #pragma unroll
                 for (int h = 0; h < 2; ++h)
                     *reinterpret_cast<lab_acc2*>(stage + (64 * m + 16 * w + g + 8 * h) * SPITCH + 8 * j - c0 + 2 * tq) = {d[m][4 * j + 2 * h],
@@ -454,7 +487,7 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
     // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
     // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
     // instead of the accumulators' pieces, 8 rows of 32 bytes each, which odd rows split further.
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
+    asm volatile("bar.sync 1, %0;\n" ::"n"(CONSUMERS * 128) : "memory");
     lab_acc* stage = reinterpret_cast<lab_acc*>(ring) + (wg - 1) * 64 * MT * CPITCH;
 #pragma unroll
     for (int m = 0; m < MT; ++m)
@@ -604,7 +637,7 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
 // `it` walks the ring over all the block's units, a k-tile at a time.
 __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, const lab_tiles& tiles, unsigned char* ring, uint64_t* full,
                                                   uint64_t* empty, int wg, int tid) {
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(CONSUMER_REGS));
     // Stage 0's descriptors of this warpgroup's A rows and of B; stage s is s * (STAGE_A + STAGE_B) on.
     // (Opaque values, so the compiler keeps them rather than recomputing them every k-tile.)
     uint64_t da0 = lab_desc(ring + WG_ROW(wg) * 128, 16, 1024, LAB_SWIZZLE_128B);
@@ -724,7 +757,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             lab_mbar_init(&full[s], 1);
-            lab_mbar_init(&empty[s], (PINGPONG ? 1 : 2) * CLUSTER_Y);  // each consumer warpgroup (of the cluster) reading it
+            lab_mbar_init(&empty[s], (PINGPONG ? 1 : CONSUMERS) * CLUSTER_Y);  // each consumer warpgroup (of the cluster) reading it
         }
         lab_mbar_init_fence();
     }
@@ -763,7 +796,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
                         lab_tma_load_3d(b, &p.b_map, 0, t * BK, col0 / 64, &full[s]);  // 64 x BK x BN / 64 chunks
                     } else {
 #pragma unroll
-                        for (int c = 0; c < BN / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
+                        for (int c = 0; c < B_ROWS / 64; ++c) lab_tma_load_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s]);
                     }
 #elif LAB_B_KMAJOR
                     // This block's share of B's rows (the map's box is BK x BN / CLUSTER_Y), to all.
@@ -771,7 +804,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
                     lab_tma_multicast_2d(b + rank * part * 128, &p.b_map, t * BK, col0 + rank * part, &full[s], (1 << CLUSTER_Y) - 1);
 #else
 #pragma unroll
-                    for (int c = rank; c < BN / 64; c += CLUSTER_Y)
+                    for (int c = rank; c < B_ROWS / 64; c += CLUSTER_Y)
                         lab_tma_multicast_2d(b + c * CHUNK_B, &p.b_map, col0 + 64 * c, t * BK, &full[s], (1 << CLUSTER_Y) - 1);
 #endif
                 }
