@@ -368,6 +368,32 @@ __device__ __forceinline__ int lab_stage_full(uint64_t* full, const lab_ring& r,
     return s;
 }
 
+// C's columns 8 J0 .. 8 J1 - 1 of a warpgroup's band (its first row `top`, height x width inside
+// C) straight from the registers: a warp's store covers 8 rows of 32 bytes, whole sectors where
+// C's rows are 8-byte aligned, 4-byte pieces where they are odd.
+template <int J0, int J1>
+__device__ __forceinline__ void lab_store_c_regs(const lab_gemm_tma_args& p, const lab_acc (&d)[MT][BN / 2], int tid, int top, int col0, int height,
+                                                 int width) {
+    const int w = tid / 32, g = (tid % 32) >> 2, tq = tid & 3;
+    lab_acc* out = lab_ptr<lab_acc>(p.g.c);
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int j = J0; j < J1; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int r = 64 * m + 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
+                if (r >= height || c >= width) continue;
+                lab_acc* at = out + (size_t)(top + r) * p.g.ldc + col0 + c;
+                if ((p.g.ldc & 1) == 0 && c + 1 < width) {
+                    *reinterpret_cast<lab_acc2*>(at) = {d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
+                } else {
+                    at[0] = d[m][4 * j + 2 * h];
+                    if (c + 1 < width) at[1] = d[m][4 * j + 2 * h + 1];
+                }
+            }
+}
+
 // d[m][4j + e]: warp w of the warpgroup holds rows 64m + 16w + g (e = 0, 1) and 64m + 16w + g + 8
 // (e = 2, 3) of its band, columns 8j + 2t + (e & 1). With k = 0 no wgmma ran and d holds zeros.
 __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const lab_acc (&d)[MT][BN / 2], unsigned char* ring, int wg, int tid,
@@ -412,21 +438,8 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
                 lab_bulk_commit();
             }
         }
-        if (WHOLE < BN) {
-            // A box would spill into the next tile's columns: the last BN - WHOLE go by 8-byte
-            // stores, a warp's 8 rows of 32 bytes, whole sectors (C's rows are 16-byte aligned here).
-            lab_acc* out = lab_ptr<lab_acc>(p.g.c);
-#pragma unroll
-            for (int m = 0; m < MT; ++m)
-#pragma unroll
-                for (int j = WHOLE / 8; j < BN / 8; ++j)
-#pragma unroll
-                    for (int h = 0; h < 2; ++h) {
-                        const int r = 64 * m + 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
-                        if (r < height && c < width)
-                            *reinterpret_cast<lab_acc2*>(out + (size_t)(top + r) * p.g.ldc + col0 + c) = {d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
-                    }
-        }
+        // A box would spill into the next tile's columns: the last BN - WHOLE go from the registers.
+        if (WHOLE < BN) lab_store_c_regs<WHOLE / 8, BN / 8>(p, d, tid, top, col0, height, width);
         return;
     }
 #endif
@@ -461,28 +474,10 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
         }
     }
 #elif PERSISTENT
-    // Straight from the registers (SLICED_C = 0, a tunable constant): a warp's store covers 8 rows
-    // of 32 bytes, whole sectors where C's rows are 8-byte aligned, 4-byte pieces where they are
-    // odd. fp8 at 8192³ ran 0.844x cuBLASLt this way against 0.866x sliced, in two calls (logs
-    // 2026-12-01-s9-10, s9-9).
-    (void)ring;
-    lab_acc* out = lab_ptr<lab_acc>(p.g.c);
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = 64 * m + 16 * w + g + 8 * h, c = 8 * j + 2 * tq;
-                if (r >= height || c >= width) continue;
-                lab_acc* at = out + (size_t)(top + r) * p.g.ldc + col0 + c;
-                if ((p.g.ldc & 1) == 0 && c + 1 < width) {
-                    *reinterpret_cast<lab_acc2*>(at) = {d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
-                } else {
-                    at[0] = d[m][4 * j + 2 * h];
-                    if (c + 1 < width) at[1] = d[m][4 * j + 2 * h + 1];
-                }
-            }
+    // Straight from the registers (SLICED_C = 0, a tunable constant). fp8 at 8192³ ran 0.844x
+    // cuBLASLt this way against 0.866x sliced, in two calls (logs 2026-12-01-s9-10, s9-9).
+    (void)ring, (void)w, (void)g, (void)tq;
+    lab_store_c_regs<0, BN / 8>(p, d, tid, top, col0, height, width);
 #else
     // Both consumers' wgmmas are done with the ring, so it stages C: each warp then stores runs of
     // whole rows (coalesced; 16-byte vectors where C's rows allow, scalars on the edge tiles)
