@@ -768,8 +768,9 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
             const int rank = tiles.rank;
 #if CLUSTER_Y == 1 && !LAB_B_KMAJOR
             // The host's rule for B's map (MN-major, one block): its 128-byte column chunks as a
-            // third dimension, all BN / 64 of a k-tile one copy, where n fills whole chunks.
-            const bool b_chunks = (p.g.n * LAB_ELEM) % 128 == 0;
+            // third dimension, all BN / 64 of a k-tile one copy, where n fills whole chunks and
+            // every tile starts on one (BN a multiple of 64).
+            const bool b_chunks = BN % 64 == 0 && (p.g.n * LAB_ELEM) % 128 == 0;
 #endif
             int it = 0;
             lab_ring r;

@@ -194,17 +194,17 @@ impl<K: Kind> Case for MmaCase<K> {
         } else {
             lab_tma::default()
         };
-        // MN-major B of one block, where n fills whole 128-byte chunks: the chunks as a third
-        // dimension (128 bytes apart), so a k-tile's chunks are one copy, the last one whole
-        // where BN is not a multiple of the chunk (the kernel's rule, wgmma_gemm.cuh).
-        let b_map = if self.b_t.is_none() && kernel.launch.cluster == [1, 1, 1] && (n * size) % 128 == 0 {
-            let chunk = (128 / size) as u64;
+        // MN-major B of one block, where n fills whole 128-byte chunks and every tile starts on
+        // one (BN a multiple of the chunk): the chunks as a third dimension (128 bytes apart), so
+        // a k-tile's BN / chunk of them are one copy (the kernel's rule, wgmma_gemm.cuh).
+        let chunk = (128 / size) as u64;
+        let b_map = if self.b_t.is_none() && kernel.launch.cluster == [1, 1, 1] && (n * size) % 128 == 0 && bn as u64 % chunk == 0 {
             driver::tensor_map(
                 K::TMA,
                 b,
                 &[chunk, k as u64, n as u64 / chunk],
                 &[(ldb * size) as u64, 128],
-                &[chunk as u32, bk, bn.div_ceil(chunk as u32)],
+                &[chunk as u32, bk, bn / chunk as u32],
             )?
         } else {
             driver::tensor_map_2d(K::TMA, b, dims.map(|d| d as u64), (ldb * size) as u64, boxes)?
