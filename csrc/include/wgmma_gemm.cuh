@@ -524,51 +524,58 @@ struct lab_tiles {
     int columns, cluster_rows, rank, ktiles, whole, blocks;
     int last_steps;  // the k-steps (BK / 4 elements each) of the last k-tile that hold data
     long long split;  // k-tiles of the stream-K tiles, shared by all the blocks
+    // This block's units, worked out once: `mine` whole tiles and `pieces` stream-K pieces, the
+    // first of stream-K tile j0 from k-tile k0, its share ending e k-tiles past j0's first (past
+    // ktiles, the second piece: the next tile's first e - ktiles). Worked out per unit, a
+    // division stood between a ping-pong consumer's main loop and its handover of the turn, and
+    // the other consumer waited on it every unit: 32 bits for whole tiles, and for stream-K three
+    // calls of the 64-bit division routine. Without them, the 128 x 128 ping-pong ran 1-2%
+    // closer to cuBLAS at 4096^3 and its stream-K form 2% (logs 2026-12-04-s36-1, s36-2).
+    int mine, pieces, j0, k0, e;
     __device__ __forceinline__ lab_tiles(const lab_gemm_tc_args& g) {
         ktiles = (g.k + BK - 1) / BK;
         last_steps = (g.k - (ktiles - 1) * BK + BK / 4 - 1) / (BK / 4);
+        pieces = 0, j0 = 0, k0 = 0, e = 0;
 #if PERSISTENT
         // gridDim.x clusters of gridDim.y = CLUSTER_Y blocks.
         columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM * CLUSTER_Y - 1) / (BM * CLUSTER_Y), rank = blockIdx.y, blocks = gridDim.x;
-        const int tiles = columns * cluster_rows;
+        const int tiles = columns * cluster_rows, b = blockIdx.x;
         whole = STREAMK && ktiles > 0 ? tiles - tiles % blocks : tiles;
         split = (long long)(tiles - whole) * ktiles;
+        mine = b < whole ? (whole - 1 - b) / blocks + 1 : 0;
+        const long long s = STREAMK ? share(b) : 0, end = STREAMK ? share(b + 1) : 0;
+        if (s < end) {  // a share is shorter than a tile, so it spans one tile or two
+            j0 = (int)(s / ktiles), k0 = (int)(s - (long long)j0 * ktiles), e = (int)(end - (long long)j0 * ktiles);
+            pieces = e > ktiles ? 2 : 1;
+        }
 #else
         // The host rounds the grid up to whole clusters.
         columns = gridDim.x, cluster_rows = gridDim.y / CLUSTER_Y, rank = blockIdx.y % CLUSTER_Y;
-        whole = 1, blocks = 1, split = 0;
+        whole = 1, blocks = 1, split = 0, mine = 1;
 #endif
     }
     // The first k-tile of the stream-K work of block b (its share runs to that of b + 1).
     __device__ __forceinline__ long long share(int b) const { return b * split / blocks; }
-    // Stream-K piece i (0 or 1) of this block's share, if it has one.
-    __device__ __forceinline__ bool piece(int i, lab_unit& w) const {
+    // Stream-K piece i (0 or 1) of this block's share.
+    __device__ __forceinline__ lab_unit piece(int i) const {
         const int b = blockIdx.x;
-        const long long s = share(b), e = share(b + 1), x = i == 0 ? s : (s / ktiles + 1) * ktiles;
-        if (i > 1 || x >= e) return false;
-        const int j = (int)(x / ktiles);
-        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + i, j};
-        return true;
+        return i == 0 ? lab_unit{whole + j0, k0, min(ktiles, e), 2 * b, j0} : lab_unit{whole + j0 + 1, 0, e - ktiles, 2 * b + 1, j0 + 1};
     }
+    __device__ __forceinline__ int units() const { return mine + pieces; }
     // The u-th unit of this block's work; false when it has no more.
     __device__ __forceinline__ bool unit(int u, lab_unit& w) const {
+        if (u >= units()) return false;
 #if PERSISTENT
-        const int b = blockIdx.x, mine = b < whole ? (whole - 1 - b) / blocks + 1 : 0;
-#if STREAMK_FIRST
-        lab_unit z;
-        const int pieces = (int)piece(0, z) + (int)piece(1, z);
-        if (u < pieces) return piece(u, w);
-        u -= pieces;
-#endif
-        if (u < mine) {
-            w = {b + u * blocks, 0, ktiles, 0, 0};
-            return true;
+        const int p = STREAMK_FIRST ? u : u - mine;  // the piece this unit is, if 0 or 1
+        if (p >= 0 && p < pieces) {
+            w = piece(p);
+        } else {
+            w = {(int)blockIdx.x + (STREAMK_FIRST ? u - pieces : u) * blocks, 0, ktiles, 0, 0};
         }
-        return !STREAMK_FIRST && piece(u - mine, w);
 #else
         w = {(int)(blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x), 0, ktiles, 0, 0};
-        return u == 0;
 #endif
+        return true;
     }
     // The first row and column of C of tile `id`.
     __device__ __forceinline__ void at(int id, int& row0, int& col0) const {
@@ -715,8 +722,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #if PINGPONG
         // Every full barrier of this unit has been waited on: the other consumer may start its
         // main loop of the next unit while these wgmmas finish and C leaves.
-        lab_unit next;
-        if (tiles.unit(u + 1, next)) asm volatile("bar.arrive %0, 256;\n" ::"r"(8 - wg) : "memory");
+        if (u + 1 < tiles.units()) asm volatile("bar.arrive %0, 256;\n" ::"r"(8 - wg) : "memory");
 #endif
         lab_wgmma_wait<0>();
 #if PROMOTE
