@@ -1,7 +1,8 @@
 // Technique: mma.sync m16n8k16 from PTX with ldmatrix, XOR-swizzled shared memory and warp
 //   tiling, fed by a STAGES-deep cp.async pipeline with one barrier a k-tile, fragments
 //   double-buffered in registers, blocks rasterised in groups of GROUP_M tile rows (rung 4; sm_80
-//   and later); STREAMK = 1 splits the last partial wave's k-tiles over one block an SM.
+//   and later); STREAMK = 1 splits the last partial wave's k-tiles over one block an SM, and
+//   PERSISTENT = 1 with it has one block an SM walk its whole tiles first, the ring running on.
 // Teaches: what WMMA hides. One ldmatrix.x4 fills a warp's whole A fragment (four 8x8 matrices)
 //   and ldmatrix.trans turns row-major B into the column fragments mma wants; the XOR swizzle of
 //   16-byte chunks puts the eight rows an 8x8 load touches in eight different bank groups, with no
@@ -22,6 +23,9 @@
 // STREAMK = 1 (rung 4 with stream-K): the sgemm protocol's launch and scratch (sgemm_stream_k.cuh):
 // one block a tile for the tiles of whole waves, then one block an SM splitting the k-tiles of the
 // last, partial wave's tiles; the args are the sgemm protocol's (alpha and beta unused).
+#ifndef PERSISTENT
+#define PERSISTENT 0
+#endif
 #if STREAMK
 using Args = lab_gemm_f32_args;
 #else
@@ -149,16 +153,22 @@ __device__ __forceinline__ void fragments(unsigned (&af)[MT][4], unsigned (&bf)[
     for (int j = 0; j < NT / 2; ++j) ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
 }
 
-// acc = the warp's share of the tile at (row0, col0) over k-tiles kt0 .. kt1 - 1.
-__device__ __forceinline__ void product(const Args& p, int row0, int col0, int kt0, int kt1, float (&acc)[WM / 16][WN / 8][4]) {
-    extern __shared__ __align__(128) unsigned short stages[];  // STAGES x (BM x BK of A, BK x BN of B)
-    constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16, STAGE = BM * BK + BK * BN;
-    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
-    const int tiles = kt1 - kt0;
-    Copies cp = copies(p, row0, col0, kt0);
-    lab_zero(acc);
+// The k loop's state: the stages its mmas read and its copies fill next, and the next k16 step's
+// fragments (double-buffered in registers).
+struct Loop {
+    int read, write;
+    unsigned af[2][WM / 16][4], bf[2][WN / 16][4];
+};
 
+// The warp's tile of the block's: its first row and column.
+__device__ __forceinline__ int warp_row() { return (threadIdx.x / 32 / (BN / WN)) * WM; }
+__device__ __forceinline__ int warp_col() { return (threadIdx.x / 32 % (BN / WN)) * WN; }
+
+// The ring's first STAGES - 1 k-tiles (of `tiles`, from kt0) copied, and the first fragments read.
+__device__ __forceinline__ Loop start(const Args& p, Copies& cp, int kt0, int tiles) {
+    extern __shared__ __align__(128) unsigned short stages[];  // STAGES x (BM x BK of A, BK x BN of B)
+    constexpr int STAGE = BM * BK + BK * BN;
+    Loop l;
 #pragma unroll
     for (int t = 0; t < STAGES - 1; ++t) {
         copy_part(p, cp, stages + t * STAGE, (kt0 + t) * BK, t < tiles, 0, NA + NB);
@@ -166,46 +176,100 @@ __device__ __forceinline__ void product(const Args& p, int row0, int col0, int k
     }
     lab_cp_async_wait<STAGES - 2>();
     __syncthreads();
-    // One barrier a k-tile, at its top: past it, k-tile t + 1 has landed (so the k-tile's last
-    // k16 step may read the next one's first fragments) and every warp is done with k-tile t - 1
-    // (so its stage may take the copies of k-tile t + STAGES - 1). The fragments are
-    // double-buffered: each k16 step reads the next one's from shared memory while its mmas run,
-    // and no barrier stands between a load and the mmas that hide it. With the barrier between a
-    // k-tile's two k16 steps instead, ptxas hoisted 18 of the last step's 32 mmas above it, the
-    // next k-tile's ldmatrix came after it in one burst from all eight warps with 14 mmas to
-    // hide behind, and the k-tile's first mma held 16% of the warp stall samples (SASS; log
-    // 2026-12-02-s19-6). The price: one copy group fewer in flight at the wait. The next stage's
-    // copies go out a few at a time between the rows of mmas.
-    unsigned af[2][MT][4], bf[2][NT / 2][4];
-    fragments<MT, NT>(af[0], bf[0], stages, stages + BM * BK, 0, wr, wc, lane);
+    fragments<WM / 16, WN / 8>(l.af[0], l.bf[0], stages, stages + BM * BK, 0, warp_row(), warp_col(), threadIdx.x % 32);
+    l.read = 0, l.write = STAGES - 1;
+    return l;
+}
+
+// One k-tile of the main loop: its mmas, and the copies of the k-tile at k0 (those that are
+// `live`) into the stage the ring fills next.
+// One barrier a k-tile, at its top: past it, k-tile t + 1 has landed (so the k-tile's last
+// k16 step may read the next one's first fragments) and every warp is done with k-tile t - 1
+// (so its stage may take the copies of k-tile t + STAGES - 1). The fragments are
+// double-buffered: each k16 step reads the next one's from shared memory while its mmas run,
+// and no barrier stands between a load and the mmas that hide it. With the barrier between a
+// k-tile's two k16 steps instead, ptxas hoisted 18 of the last step's 32 mmas above it, the
+// next k-tile's ldmatrix came after it in one burst from all eight warps with 14 mmas to
+// hide behind, and the k-tile's first mma held 16% of the warp stall samples (SASS; log
+// 2026-12-02-s19-6). The price: one copy group fewer in flight at the wait. The next stage's
+// copies go out a few at a time between the rows of mmas.
+__device__ __forceinline__ void ktile(const Args& p, Copies& cp, Loop& l, int k0, bool live, float (&acc)[WM / 16][WN / 8][4]) {
+    extern __shared__ __align__(128) unsigned short stages[];
+    constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16, STAGE = BM * BK + BK * BN;
     static_assert(COPY_ROWS >= 1 && COPY_ROWS <= KK * MT, "the copies follow the first COPY_ROWS of a k-tile's KK x MT rows of mmas");
     constexpr int PER = (NA + NB + COPY_ROWS - 1) / COPY_ROWS;  // copies after each of those rows
-    int read = 0, write = STAGES - 1;
-    for (int t = 0; t < tiles; ++t) {
-        lab_cp_async_wait<STAGES - 3>();
-        __syncthreads();
-        const bool more = t + STAGES - 1 < tiles;
-        unsigned short* const next = stages + write * STAGE;
-        const int ahead = read + 1 == STAGES ? 0 : read + 1;
+    const int wr = warp_row(), wc = warp_col(), lane = threadIdx.x % 32;
+    lab_cp_async_wait<STAGES - 3>();
+    __syncthreads();
+    unsigned short* const next = stages + l.write * STAGE;
+    const int ahead = l.read + 1 == STAGES ? 0 : l.read + 1;
 #pragma unroll
-        for (int kk = 0; kk < KK; ++kk) {
-            const int cur = kk % 2;  // KK is 2 or 4: each k-tile starts on set 0
-            const unsigned short* src = stages + (kk == KK - 1 ? ahead : read) * STAGE;
-            fragments<MT, NT>(af[cur ^ 1], bf[cur ^ 1], src, src + BM * BK, kk == KK - 1 ? 0 : 16 * (kk + 1), wr, wc, lane);
+    for (int kk = 0; kk < KK; ++kk) {
+        const int cur = kk % 2;  // KK is 2 or 4: each k-tile starts on set 0
+        const unsigned short* src = stages + (kk == KK - 1 ? ahead : l.read) * STAGE;
+        fragments<MT, NT>(l.af[cur ^ 1], l.bf[cur ^ 1], src, src + BM * BK, kk == KK - 1 ? 0 : 16 * (kk + 1), wr, wc, lane);
 #pragma unroll
-            for (int i = 0; i < MT; ++i) {
+        for (int i = 0; i < MT; ++i) {
 #pragma unroll
-                for (int j = 0; j < NT; ++j)
-                    mma_16816(acc[i][j], af[cur][i], bf[cur][j / 2][2 * (j % 2)], bf[cur][j / 2][2 * (j % 2) + 1]);
-                copy_part(p, cp, next, (kt0 + t + STAGES - 1) * BK, more, (kk * MT + i) * PER, (kk * MT + i + 1) * PER);
-            }
+            for (int j = 0; j < NT; ++j)
+                mma_16816(acc[i][j], l.af[cur][i], l.bf[cur][j / 2][2 * (j % 2)], l.bf[cur][j / 2][2 * (j % 2) + 1]);
+            copy_part(p, cp, next, k0, live, (kk * MT + i) * PER, (kk * MT + i + 1) * PER);
         }
-        lab_cp_async_commit();
-        read = ahead;
-        write = write + 1 == STAGES ? 0 : write + 1;
     }
+    lab_cp_async_commit();
+    l.read = ahead;
+    l.write = l.write + 1 == STAGES ? 0 : l.write + 1;
+}
+
+// acc = the warp's share of the tile at (row0, col0) over k-tiles kt0 .. kt1 - 1.
+__device__ __forceinline__ void product(const Args& p, int row0, int col0, int kt0, int kt1, float (&acc)[WM / 16][WN / 8][4]) {
+    const int tiles = kt1 - kt0;
+    Copies cp = copies(p, row0, col0, kt0);
+    lab_zero(acc);
+    Loop l = start(p, cp, kt0, tiles);
+    for (int t = 0; t < tiles; ++t) ktile(p, cp, l, (kt0 + t + STAGES - 1) * BK, t + STAGES - 1 < tiles, acc);
     lab_cp_async_wait<0>();  // no copy outlives the unit, even an empty group's
 }
+
+#if PERSISTENT
+// PERSISTENT = 1 (with STREAMK): the host launches p.sk_blocks blocks, one an SM, and each walks
+// the whole tiles blockIdx.x, + gridDim.x, ... before its stream-K pieces, the ring running on
+// from one tile into the next: a tile's first stages are copied during the last k-tiles of the
+// one before and its first fragments read by that one's last k16 step, so neither the ring's fill
+// nor C's stores stand between two tiles' mmas, as they do between one-tile blocks.
+static_assert(STREAMK, "the persistent walk gives its last partial wave to stream-K");
+
+__device__ __forceinline__ void walk_tile(int i, int tilesN, int tilesM, int& row0, int& col0) {
+    int tr, tc;
+    lab_grouped_tile<GROUP_M>(blockIdx.x + i * gridDim.x, tilesN, tilesM, tr, tc);
+    row0 = tr * BM, col0 = tc * BN;
+}
+
+// The block's whole tiles first .. first + n - 1, of kt k-tiles each, C stored after each. The
+// last STAGES - 1 k-tiles of a tile copy the next one's first: a loop of their own, so no branch
+// splits the k loop (kt >= STAGES - 1, or n = 1).
+__device__ __forceinline__ void walk(const Args& p, int first, int n, int kt, int tilesN, int tilesM, float (&acc)[WM / 16][WN / 8][4]) {
+    int row0, col0;
+    walk_tile(first, tilesN, tilesM, row0, col0);
+    Copies cp = copies(p, row0, col0, 0);
+    Loop l = start(p, cp, 0, kt);
+    for (int i = first; i < first + n; ++i) {
+        lab_zero(acc);
+        int t = 0;
+        for (; t + STAGES - 1 < kt; ++t) ktile(p, cp, l, (t + STAGES - 1) * BK, true, acc);
+        const bool more = i + 1 < first + n;
+        if (more) {
+            walk_tile(i + 1, tilesN, tilesM, row0, col0);
+            cp = copies(p, row0, col0, 0);
+        }
+        for (int s = 0; t < kt; ++t, ++s) ktile(p, cp, l, s * BK, more, acc);
+        walk_tile(i, tilesN, tilesM, row0, col0);
+        lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + warp_row(), col0 + warp_col(), acc);
+    }
+    lab_cp_async_wait<0>();
+    __syncthreads();  // the ring is free for the next walk or the stream-K pieces
+}
+#endif
 
 extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Args p) {
     const int warp = threadIdx.x / 32;
@@ -217,10 +281,24 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Arg
     __shared__ lab_sk_tiles<BM, BN, BK> sched;
     __shared__ lab_sk_unit w;
     const int tilesN = (p.n + BN - 1) / BN, tilesM = (p.m + BM - 1) / BM;
+#if PERSISTENT
+    if (threadIdx.x == 0) sched.init(p);
+    __syncthreads();
+    const int n = (int)blockIdx.x < sched.whole ? (sched.whole - 1 - blockIdx.x) / gridDim.x + 1 : 0, kt = sched.ktiles;
+    if (kt >= STAGES - 1) {
+        if (n > 0) walk(p, 0, n, kt, tilesN, tilesM, acc);
+    } else {
+        for (int i = 0; i < n; ++i) walk(p, i, 1, kt, tilesN, tilesM, acc);
+    }
+#endif
     for (int u = 0;; ++u) {
         if (threadIdx.x == 0) {
+#if PERSISTENT
+            if (!sched.share_piece(blockIdx.x, u, w)) w.id = -1;
+#else
             if (u == 0) sched.init(p);
             if (!sched.unit(u, w)) w.id = -1;
+#endif
         }
         __syncthreads();  // (and, u > 0: every warp is done with the ring)
         if (w.id < 0) break;

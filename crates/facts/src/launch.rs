@@ -128,7 +128,7 @@ pub const PROTOCOLS: &[(&str, &str)] = &[
 
 /// The Tensor Core GEMM families' protocol.
 const TENSOR_CORE: &str =
-    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM, or with CLUSTER_Y one cluster for each that fits (STREAMK = 1 splits its last wave, without a cluster; PINGPONG = 1 alternates whole tiles, or stream-K pieces, between its consumers); without TMA, STREAMK = 1 is the sgemm protocol's: a 1-D grid whose last blocks split the last partial wave's k-steps, the args lab_gemm_f32_args with its scratch";
+    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM, or with CLUSTER_Y one cluster for each that fits (STREAMK = 1 splits its last wave, without a cluster; PINGPONG = 1 alternates whole tiles, or stream-K pieces, between its consumers); without TMA, STREAMK = 1 is the sgemm protocol's: a 1-D grid whose last blocks split the last partial wave's k-steps, the args lab_gemm_f32_args with its scratch (with PERSISTENT = 1 only those blocks, each walking whole tiles first)";
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
@@ -214,7 +214,11 @@ impl Launch {
                         "PINGPONG = 1 needs PERSISTENT = 1 and SLICED_C = 1 (it alternates whole tiles, C through shared memory)".into()
                     );
                 }
-                // Without TMA, STREAMK = 1 is the sgemm protocol's one-tile-a-block stream-K.
+                // Without TMA, STREAMK = 1 is the sgemm protocol's stream-K, one tile a block or
+                // (PERSISTENT) one block a stream-K slot walking the whole tiles first.
+                if persistent && !stream_k && tma_bk.is_none() {
+                    return Err("PERSISTENT = 1 without TMA needs STREAMK = 1 (the walk gives its last partial wave to stream-K)".into());
+                }
                 if stream_k && !persistent && tma_bk.is_some() {
                     return Err("STREAMK = 1 with TMA = 1 needs PERSISTENT = 1 (stream-K splits a persistent grid's last wave)".into());
                 }

@@ -143,15 +143,18 @@ impl<K: Kind> Case for MmaCase<K> {
             let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
             let (m, n, k) = (m as i32, n as i32, k as i32);
             if stream_k {
-                // The sgemm protocol's one-tile-a-block stream-K: its args and scratch.
-                let plan = self.scratch.plan(gpu, kernel, grid.0 * grid.1, (bm * bn) as usize * std::mem::size_of::<K::Out>())?;
+                // The sgemm protocol's stream-K: its args and scratch; one-tile-a-block, or
+                // (PERSISTENT) one block a stream-K slot, walking the whole tiles first.
+                let tiles = (n as u32).div_ceil(bn) * (m as u32).div_ceil(bm);
+                let plan = self.scratch.plan(gpu, kernel, tiles, (bm * bn) as usize * std::mem::size_of::<K::Out>())?;
+                let launch = if matches!(kernel.launch.grid, Grid::PerSm { .. }) { (plan.sk_blocks as u32, 1, 1) } else { plan.grid };
                 let (partials, arrivals, sk_blocks) = (plan.partials, plan.arrivals, plan.sk_blocks);
                 let g =
                     lab_gemm_f32_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n, alpha: 1.0, beta: 0.0, partials, arrivals, sk_blocks };
                 // SAFETY: a stream-K kernel without TMA takes lab_gemm_f32_args; A is m*k and B
                 // k*n elements of the family's input type, C m*n of its output type; the scratch
                 // holds two tiles of C's type and a zeroed counter for each stream-K block.
-                return unsafe { kernel.launch(gpu, plan.grid, &g) };
+                return unsafe { kernel.launch(gpu, launch, &g) };
             }
             let g = lab_gemm_tc_args { a, b, c, m, n, k, lda: k, ldb: n, ldc: n };
             // SAFETY: the family's kernels take lab_gemm_tc_args; A is m*k and B k*n elements of
