@@ -53,14 +53,10 @@ struct lab_sk_tiles {
             w = {(int)blockIdx.x, 0, ktiles, 0, 0};
             return u == 0;
         }
-        return share_piece(b, u, w);
-    }
-    // Piece i (0 or 1) of stream-K block b's share; false where it has none.
-    __device__ __forceinline__ bool share_piece(int b, int i, lab_sk_unit& w) const {
-        const long long s = share(b), e = share(b + 1), x = i == 0 ? s : (s / ktiles + 1) * ktiles;
-        if (i > 1 || x >= e) return false;
+        const long long s = share(b), e = share(b + 1), x = u == 0 ? s : (s / ktiles + 1) * ktiles;
+        if (u > 1 || x >= e) return false;
         const int j = (int)(x / ktiles);
-        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + i, j};
+        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + u, j};
         return true;
     }
     // Whether w is a piece of a tile (not all of its k-steps).
