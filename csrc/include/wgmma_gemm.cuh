@@ -156,7 +156,9 @@ typedef float4 lab_acc4;
 #ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
 #define SLICED_C 1
 #endif
-#ifndef M_OUTER  // a k-tile's wgmmas: 1 each 64-row block's four k-steps in a row, 0 the k-steps outer
+// A k-tile's wgmmas: M_OUTER 0 the k-steps outer, 1 each 64-row block's four k-steps in a row, 2 as
+// 1 with the wait for the k-tile before between the two blocks (lab_wgmma_consume).
+#ifndef M_OUTER
 #define M_OUTER 0
 #endif
 
@@ -197,6 +199,7 @@ static_assert(MT * BN / 2 * (PROMOTE ? 2 : 1) <= CONSUMER_REGS - 40, "accumulato
 static_assert(STAGES >= 2 && RING_BYTES + SLICE_BYTES + 1024 <= LAB_DYN_SMEM,
               "the ring (and a persistent block's C slices) fit the dynamic shared memory");
 static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
+static_assert(M_OUTER < 2 || (MT == 2 && !PROMOTE), "M_OUTER = 2: the wait between two 64-row blocks");
 static_assert(RING_BYTES >= BM * CPITCH * 4, "the ring holds the staged C tile");
 static_assert(PROMOTE == 0 || PREC == LAB_FP8_F32ACC, "promotion is for fp8's narrow accumulation");
 #if defined(CLUSTER_X) || defined(CLUSTER_Z)
@@ -317,12 +320,16 @@ __device__ __forceinline__ void lab_wgmma_step(lab_acc (&d)[MT][N], uint64_t da,
 // cycles in three ncu runs and ran 1% closer to cuBLAS; 128 x 192 ran level (logs s32-2, s32-4 to
 // s32-6).
 template <int N>
+__device__ __forceinline__ void lab_wgmma_rows(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int m, bool first) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) lab_wgmma_at(d, da, db, m, kk, !(first && kk == 0));
+}
+
+template <int N>
 __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, bool first) {
 #if M_OUTER
 #pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int kk = 0; kk < 4; ++kk) lab_wgmma_at(d, da, db, m, kk, !(first && kk == 0));
+    for (int m = 0; m < MT; ++m) lab_wgmma_rows(d, da, db, m, first);
 #else
 #pragma unroll
     for (int kk = 0; kk < 4; ++kk) lab_wgmma_step(d, da, db, kk, !(first && kk == 0));
@@ -704,6 +711,19 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
                 lab_wgmma_wait<1>();
                 if (g > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
             }
+#elif M_OUTER == 2
+            // cuBLAS's order: the first 64-row block's wgmmas, the wait for the k-tile before, its
+            // stage released, then the other block's, so the producer may refill it sooner. Each
+            // half is a group of its own: left out of any group, ptxas closed the first half as
+            // one and waited for it too (log s29-1). 128 x 128, 5 stages, 4096^3, paired: fp16
+            // 1.023x-1.030x (four runs) against M_OUTER 0's 1.019x-1.025x, bf16 level (logs
+            // 2026-12-04-s38-1, s38-2).
+            lab_wgmma_rows(d, a, b, 0, t == 0);
+            lab_wgmma_commit();
+            lab_wgmma_wait<1>();
+            if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
+            lab_wgmma_rows(d, a, b, 1, t == 0);
+            lab_wgmma_commit();
 #else
             lab_wgmma_tile(d, a, b, t == 0);
             lab_wgmma_commit();
