@@ -71,6 +71,22 @@
 // overlaps the other consumer's main loop (ping-pong) or other blocks' tiles, and the blocks still
 // end together; a tunable constant, as its gain depends on the shape.
 //
+// STREAMK_HELPERS = 1 (with STREAMK): the last wave's T tiles are split another way. Block b < T
+// keeps tile b's first k-tiles; the blocks that wave leaves idle (the helpers) take its last e =
+// ktiles / (h + 1), h the most tiles one helper takes a piece of. A helper's piece goes to a slot
+// and raises the tile's flag; the tile's own block waits for the flag, adds the slot and stores C.
+// So the T blocks read the same k-tiles of their tiles at the same time, as a whole wave does (the
+// even split's pieces start at other k-tiles on every block, and the SMs lost their shared L2
+// reads: session 38), and only the helpers' pieces cross L2. With STREAMK_FIRST the pieces come
+// first: the wait overlaps the other consumer's tile, and all the blocks then walk their whole
+// tiles in step. The helpers wait for nothing, and every block of the persistent grid is
+// resident, so a waiting block waits on one that runs. At 4096^3, 128 x 128, 6 stages (7.76 waves,
+// e = 12 of 64) it ran 1.041x-1.049x cuBLAS against 1.016x-1.024x for whole tiles and cuBLASLt's
+// best 1.041x-1.049x, 275.6k-279.1k cycles elapsed against 280.8k-282.9k (logs 2026-12-04-s39-2 to
+// s39-4). With the pieces last the blocks waited at the end for helpers slower than them (1.007x-
+// 1.012x, s39-1); e of 10, 14 and 16 ran 1.040x, 1.038x and 1.026x, and the helpers' k-tiles split
+// evenly over them (two pieces for some tiles) 0.99x (s39-3).
+//
 // PINGPONG = 1 (with PERSISTENT): the consumers take alternate tiles whole, BM rows each (MT =
 // BM / 64), instead of halves of every tile (CUTLASS's ping-pong schedule). Their main loops take
 // turns, handed over by two named barriers, so one consumer's C leaves while the other's wgmmas
@@ -153,6 +169,9 @@ typedef float4 lab_acc4;
 #ifndef STREAMK_FIRST
 #define STREAMK_FIRST 0
 #endif
+#ifndef STREAMK_HELPERS
+#define STREAMK_HELPERS 0
+#endif
 #ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
 #define SLICED_C 1
 #endif
@@ -209,6 +228,7 @@ static_assert(CLUSTER_Y == 1 || CLUSTER_Y == 2, "one block, or two on adjacent t
 static_assert(STREAMK == 0 || CLUSTER_Y == 1, "stream-K's pieces belong to one block");
 static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
 static_assert(STREAMK_FIRST == 0 || STREAMK, "the stream-K pieces first: a stream-K rung's order");
+static_assert(STREAMK_HELPERS == 0 || STREAMK, "the last wave's helpers: a stream-K rung's split");
 static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
 
 
@@ -548,13 +568,27 @@ struct lab_tiles {
         columns = (g.n + BN - 1) / BN, cluster_rows = (g.m + BM * CLUSTER_Y - 1) / (BM * CLUSTER_Y), rank = blockIdx.y, blocks = gridDim.x;
         const int tiles = columns * cluster_rows, b = blockIdx.x;
         whole = STREAMK && ktiles > 0 ? tiles - tiles % blocks : tiles;
+#if STREAMK_HELPERS
+        // The last wave's T tiles: block b < T keeps tile whole + b's first k-tiles, and the
+        // blocks that wave leaves idle take its last e = ktiles / (h + 1) (h: the most tiles one
+        // of them helps), pieces j0 = b - T, + idle, ... of theirs. e = 0: no split.
+        const int tail = tiles - whole, idle = blocks - tail;
+        e = tail > 0 ? ktiles / ((tail + idle - 1) / idle + 1) : 0;
+        if (e == 0) whole = tiles;
+        j0 = b - tail, k0 = idle;
+        pieces = e == 0 ? 0 : b < tail ? 1 : j0 < tail ? (tail - 1 - j0) / idle + 1 : 0;
+        split = 0;
+#else
         split = (long long)(tiles - whole) * ktiles;
+#endif
         mine = b < whole ? (whole - 1 - b) / blocks + 1 : 0;
+#if !STREAMK_HELPERS
         const long long s = STREAMK ? share(b) : 0, end = STREAMK ? share(b + 1) : 0;
         if (s < end) {  // a share is shorter than a tile, so it spans one tile or two
             j0 = (int)(s / ktiles), k0 = (int)(s - (long long)j0 * ktiles), e = (int)(end - (long long)j0 * ktiles);
             pieces = e > ktiles ? 2 : 1;
         }
+#endif
 #else
         // The host rounds the grid up to whole clusters.
         columns = gridDim.x, cluster_rows = gridDim.y / CLUSTER_Y, rank = blockIdx.y % CLUSTER_Y;
@@ -566,7 +600,14 @@ struct lab_tiles {
     // Stream-K piece i (0 or 1) of this block's share.
     __device__ __forceinline__ lab_unit piece(int i) const {
         const int b = blockIdx.x;
+#if STREAMK_HELPERS
+        // j0 < 0: this block's own last-wave tile, its first k-tiles; else tail tile j0 + i k0's last.
+        if (j0 < 0) return lab_unit{whole + b, 0, ktiles - e, b, b};
+        const int j = j0 + i * k0;
+        return lab_unit{whole + j, ktiles - e, ktiles, j, j};
+#else
         return i == 0 ? lab_unit{whole + j0, k0, min(ktiles, e), 2 * b, j0} : lab_unit{whole + j0 + 1, 0, e - ktiles, 2 * b + 1, j0 + 1};
+#endif
     }
     __device__ __forceinline__ int units() const { return mine + pieces; }
     // The u-th unit of this block's work; false when it has no more.
@@ -603,9 +644,39 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
                                                    int wg, int tid) {
     constexpr int R = MT * BN / 2;  // registers a thread
     static_assert(BN / 2 % 4 == 0, "a thread's registers in fours");
-    __shared__ int last[2];
     lab_acc4* partials = lab_ptr<lab_acc4>(p.partials);
     auto at = [&](int slot, int m, int q) { return partials + ((size_t)(TILE_PARTS * slot + WG_PART(wg)) * (R / 4) + m * (BN / 8) + q) * 128 + tid; };
+#if STREAMK_HELPERS
+    // A helper's piece goes to its slot and raises the tile's flag; the tile's own block waits
+    // for the flag (the helpers wait for nothing, and every block of the persistent grid is
+    // resident), adds the slot and stores C. Only the helpers' slots cross L2.
+    unsigned* flag = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + WG_PART(wg);
+    if (w.k0 > 0) {
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int q = 0; q < BN / 8; ++q) __stcg(at(w.slot, m, q), lab_acc4{d[m][4 * q], d[m][4 * q + 1], d[m][4 * q + 2], d[m][4 * q + 3]});
+        __threadfence();
+        asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+        if (tid == 0) atomicAdd(flag, 1u);
+        return false;
+    }
+    if (tid == 0)
+        while (atomicAdd(flag, 0u) == 0) __nanosleep(64);
+    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+    __threadfence();
+#pragma unroll
+    for (int m = 0; m < MT; ++m)
+#pragma unroll
+        for (int q = 0; q < BN / 8; ++q) {
+            const lab_acc4 v = __ldcg(at(w.slot, m, q));
+            d[m][4 * q] += v.x, d[m][4 * q + 1] += v.y, d[m][4 * q + 2] += v.z, d[m][4 * q + 3] += v.w;
+        }
+    if (tid == 0) *flag = 0;
+    (void)tiles;
+    return true;
+#else
+    __shared__ int last[2];
 #pragma unroll
     for (int m = 0; m < MT; ++m)
 #pragma unroll
@@ -638,6 +709,7 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
     }
     if (tid == 0) *count = 0;
     return true;
+#endif
 }
 #endif
 

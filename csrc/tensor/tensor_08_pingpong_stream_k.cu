@@ -11,8 +11,13 @@
 //   295.9k), it ran 5.5% more cycles an SM than rung 7 (mean 280.4k, slowest 315.0k), its tensor
 //   pipe 88.6% busy against 93.5%: the stream-K code's registers had the compiler build all of a
 //   k-tile's descriptors before its first wgmma. With 32-bit descriptor adds (wgmma.cuh): mean
-//   289.4k, 90.6% busy, 1.00x cuBLAS at 4096^3 (log 2026-12-02-s23-4).
-// Limits: as rung 7; the partial sums go through global memory (two tiles a block).
+//   289.4k, 90.6% busy, 1.00x cuBLAS at 4096^3 (log 2026-12-02-s23-4). Its _helpers entry
+//   (STREAMK_HELPERS) splits the tail another way: each last-wave tile keeps its first k-tiles
+//   on its own block and the blocks that wave leaves idle take the rest, so the blocks keep
+//   reading the same k-tiles at the same time; at 128 x 128, 4096^3, past cuBLASLt's best or level
+//   with it (logs 2026-12-04-s39-2, s39-3).
+// Limits: as rung 7; the partial sums go through global memory (two tiles a block); a helped
+//   tile's block waits for its helper's piece, which a grid of resident blocks makes safe.
 #include "wgmma_gemm.cuh"
 
 extern "C" __global__ void __launch_bounds__(384, 1) tensor_08_pingpong_stream_k(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
