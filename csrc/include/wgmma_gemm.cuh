@@ -646,48 +646,48 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
     static_assert(BN / 2 % 4 == 0, "a thread's registers in fours");
     lab_acc4* partials = lab_ptr<lab_acc4>(p.partials);
     auto at = [&](int slot, int m, int q) { return partials + ((size_t)(TILE_PARTS * slot + WG_PART(wg)) * (R / 4) + m * (BN / 8) + q) * 128 + tid; };
-#if STREAMK_HELPERS
-    // A helper's piece goes to its slot and raises the tile's flag; the tile's own block waits
-    // for the flag (the helpers wait for nothing, and every block of the persistent grid is
-    // resident), adds the slot and stores C. Only the helpers' slots cross L2.
-    unsigned* flag = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + WG_PART(wg);
-    if (w.k0 > 0) {
+    // This piece's accumulators to its slot, seen by any block that reads the slot after this
+    // warpgroup's arrival; and another slot added into d.
+    auto put = [&]() {
 #pragma unroll
         for (int m = 0; m < MT; ++m)
 #pragma unroll
             for (int q = 0; q < BN / 8; ++q) __stcg(at(w.slot, m, q), lab_acc4{d[m][4 * q], d[m][4 * q + 1], d[m][4 * q + 2], d[m][4 * q + 3]});
         __threadfence();
         asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
-        if (tid == 0) atomicAdd(flag, 1u);
+    };
+    auto add = [&](int slot) {
+#pragma unroll
+        for (int m = 0; m < MT; ++m)
+#pragma unroll
+            for (int q = 0; q < BN / 8; ++q) {
+                const lab_acc4 v = __ldcg(at(slot, m, q));
+                d[m][4 * q] += v.x, d[m][4 * q + 1] += v.y, d[m][4 * q + 2] += v.z, d[m][4 * q + 3] += v.w;
+            }
+    };
+    unsigned* count = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + WG_PART(wg);
+#if STREAMK_HELPERS
+    // A helper's piece goes to its slot and raises the tile's flag (count); the tile's own block
+    // waits for the flag (the helpers wait for nothing, and every block of the persistent grid is
+    // resident), adds the slot and stores C. Only the helpers' slots cross L2.
+    if (w.k0 > 0) {
+        put();
+        if (tid == 0) atomicAdd(count, 1u);
         return false;
     }
     if (tid == 0)
-        while (atomicAdd(flag, 0u) == 0) __nanosleep(64);
+        while (atomicAdd(count, 0u) == 0) __nanosleep(64);
     asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
     __threadfence();
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int q = 0; q < BN / 8; ++q) {
-            const lab_acc4 v = __ldcg(at(w.slot, m, q));
-            d[m][4 * q] += v.x, d[m][4 * q + 1] += v.y, d[m][4 * q + 2] += v.z, d[m][4 * q + 3] += v.w;
-        }
-    if (tid == 0) *flag = 0;
+    add(w.slot);
     (void)tiles;
-    return true;
 #else
     __shared__ int last[2];
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int q = 0; q < BN / 8; ++q) __stcg(at(w.slot, m, q), lab_acc4{d[m][4 * q], d[m][4 * q + 1], d[m][4 * q + 2], d[m][4 * q + 3]});
-    __threadfence();
-    asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+    put();
     // The tile's pieces: the blocks whose shares hold its first and last k-tile, and those between
     // whose shares are not empty (with fewer stream-K k-tiles than blocks, some are).
     const long long first = (long long)w.sk * tiles.ktiles, end = first + tiles.ktiles;
     const int b0 = (int)(((first + 1) * tiles.blocks - 1) / tiles.split), b1 = (int)((end * tiles.blocks - 1) / tiles.split);
-    unsigned* count = lab_ptr<unsigned>(p.arrivals) + 2 * w.sk + WG_PART(wg);
     if (tid == 0) {
         unsigned pieces = 0;
         for (int b = b0; b <= b1; ++b) pieces += tiles.share(b) < tiles.share(b + 1);
@@ -699,17 +699,11 @@ __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, c
     for (int b = b0; b <= b1; ++b) {
         const int slot = 2 * b + (tiles.share(b) / tiles.ktiles == w.sk ? 0 : 1);
         if (slot == w.slot || tiles.share(b) == tiles.share(b + 1)) continue;
-#pragma unroll
-        for (int m = 0; m < MT; ++m)
-#pragma unroll
-            for (int q = 0; q < BN / 8; ++q) {
-                const lab_acc4 v = __ldcg(at(slot, m, q));
-                d[m][4 * q] += v.x, d[m][4 * q + 1] += v.y, d[m][4 * q + 2] += v.z, d[m][4 * q + 3] += v.w;
-            }
+        add(slot);
     }
+#endif
     if (tid == 0) *count = 0;
     return true;
-#endif
 }
 #endif
 
