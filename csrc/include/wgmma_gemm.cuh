@@ -83,10 +83,10 @@
 // resident, so a waiting block waits on one that runs. At 4096^3, 128 x 128, 6 stages (7.76 waves,
 // e = 12 of 64) it ran 1.041x-1.049x cuBLAS against 1.015x-1.024x for whole tiles and cuBLASLt's
 // best 1.041x-1.049x, 274.9k-277.8k cycles elapsed in six of eight ncu runs against 280.8k-282.9k
-// (logs 2026-12-04-s39-2 to s39-4); on the committed tree 0.9999x and 1.003x of cuBLASLt's best
-// (s39-5, s39-6). With the pieces last the blocks waited at the end for helpers slower than them
-// (1.007x-1.012x, s39-1); e of 10, 14 and 16 ran 1.040x, 1.038x and 1.026x, and the helpers'
-// k-tiles split evenly over them (two pieces for some tiles) 0.99x (s39-3).
+// (logs 2026-12-04-s39-2 to s39-4); on the committed trees 0.9999x, 1.003x and 0.989x of
+// cuBLASLt's best (s39-5, s39-6, s40-5). With the pieces last the blocks waited at the end for
+// helpers slower than them (1.007x-1.012x, s39-1); e of 10, 14 and 16 ran 1.040x, 1.038x and
+// 1.026x, and the helpers' k-tiles split evenly over them (two pieces for some tiles) 0.99x (s39-3).
 //
 // PINGPONG = 1 (with PERSISTENT): the consumers take alternate tiles whole, BM rows each (MT =
 // BM / 64), instead of halves of every tile (CUTLASS's ping-pong schedule). Their main loops take

@@ -14,8 +14,8 @@
 //   289.4k, 90.6% busy, 1.00x cuBLAS at 4096^3 (log 2026-12-02-s23-4). Its _helpers entry
 //   (STREAMK_HELPERS) splits the tail another way: each last-wave tile keeps its first k-tiles
 //   on its own block and the blocks that wave leaves idle take the rest, so the blocks keep
-//   reading the same k-tiles at the same time; at 128 x 128, 4096^3, past cuBLASLt's best or level
-//   with it (logs 2026-12-04-s39-2, s39-3).
+//   reading the same k-tiles at the same time; at 128 x 128, 4096^3, level with cuBLASLt's best
+//   (0.989x-1.003x of it on the committed trees, logs 2026-12-04-s39-5, s39-6, s40-5).
 // Limits: as rung 7; the partial sums go through global memory (two tiles a block); a helped
 //   tile's block waits for its helper's piece, which a grid of resident blocks makes safe.
 #include "wgmma_gemm.cuh"
