@@ -431,41 +431,45 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
 #if PERSISTENT && SLICED_C
 #if C_BUFS > 0
     if (p.c_tma) {
-        // C's rows are 16-byte aligned: each slice of 64 MT rows x 32 columns goes out by MT TMA
-        // stores, one bulk group, which the warpgroup does not wait for (only, before refilling a
-        // buffer, for the group C_BUFS slices back to have read it), so C's writes overlap the
-        // next tile's wgmmas, and with two buffers one slice's stores overlap the next slice's
-        // writes. A box holds its 64 rows as the map's 128-byte swizzle lays them out: 16-byte
-        // chunk c of row r at chunk c ^ (r % 8), so the accumulators' 8-byte pieces go in without
-        // conflicts. A box wholly below m is not stored (an edge tile's empty 64-row block).
+        // C's rows are 16-byte aligned: each box of 64 rows x 32 columns goes out by a TMA store,
+        // a bulk group of its own, which the warpgroup does not wait for (only, before refilling
+        // one of its C_BUFS x MT box slots, for the group that last used it to have read it), so
+        // C's writes overlap the next tile's wgmmas and one box's store overlaps the next box's
+        // writes. (With a bulk group for each slice of MT boxes, a lone slice buffer, as at 6
+        // stages of 128 x 128, made every slice wait for the one before to be read: the block's
+        // last tile, whose C nothing overlaps, cost about 5.5k cycles at 4096x4224x4096. A group
+        // a box: 273.0k cycles against 277.4k, and the _helpers entries 0.2%-1.8% faster at
+        // 4096^3, log 2026-12-04-s40-16.) A box holds its 64 rows as the map's 128-byte swizzle
+        // lays them out: 16-byte chunk c of row r at chunk c ^ (r % 8), so the accumulators'
+        // 8-byte pieces go in without conflicts. A box wholly below m is not stored (an edge
+        // tile's empty 64-row block).
         constexpr int TS = LAB_TMA_C_COLS;
         static_assert(TS * 4 == 128 && LAB_TMA_C_ROWS == 64, "the host's C map boxes: 64 rows of 128 bytes");
         constexpr int WHOLE = BN / TS * TS;  // columns that fill boxes; the rest go straight from the registers
-        unsigned char* bufs = ring + RING_BYTES + (wg - 1) * C_BUFS * MT * C_BOX;
+        constexpr int SLOTS = C_BUFS * MT;
+        unsigned char* slots = ring + RING_BYTES + (wg - 1) * SLOTS * C_BOX;
 #pragma unroll
-        for (int c0 = 0; c0 < WHOLE; c0 += TS) {
-            unsigned char* buf = bufs + (c0 / TS % C_BUFS) * MT * C_BOX;
-            if (tid == 0) lab_bulk_wait_read<C_BUFS - 1>();
-            asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the buffer is free
+        for (int c0 = 0; c0 < WHOLE; c0 += TS)
 #pragma unroll
-            for (int m = 0; m < MT; ++m)
+            for (int m = 0; m < MT; ++m) {
+                unsigned char* box = slots + ((c0 / TS * MT + m) % SLOTS) * C_BOX;
+                if (tid == 0) lab_bulk_wait_read<SLOTS - 1>();
+                asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");  // the slot is free
 #pragma unroll
                 for (int j = c0 / 8; j < (c0 + TS) / 8; ++j)
 #pragma unroll
                     for (int h = 0; h < 2; ++h) {
                         const int r = 16 * w + g + 8 * h, byte = 4 * (8 * j - c0 + 2 * tq);
-                        *reinterpret_cast<lab_acc2*>(buf + m * C_BOX + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16) = {
-                            d[m][4 * j + 2 * h], d[m][4 * j + 2 * h + 1]};
+                        *reinterpret_cast<lab_acc2*>(box + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16) = {d[m][4 * j + 2 * h],
+                                                                                                                 d[m][4 * j + 2 * h + 1]};
                     }
-            asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the TMA unit
-            asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
-            if (tid == 0) {
-#pragma unroll
-                for (int m = 0; m < MT; ++m)
-                    if (top + 64 * m < p.g.m) lab_tma_store_2d(&p.c_map, buf + m * C_BOX, col0 + c0, top + 64 * m);
-                lab_bulk_commit();
+                asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the TMA unit
+                asm volatile("bar.sync %0, 128;\n" ::"r"(3 + wg) : "memory");
+                if (tid == 0) {
+                    if (top + 64 * m < p.g.m) lab_tma_store_2d(&p.c_map, box, col0 + c0, top + 64 * m);
+                    lab_bulk_commit();
+                }
             }
-        }
         // A box would spill into the next tile's columns: the last BN - WHOLE go from the registers.
         if (WHOLE < BN) lab_store_c_regs<WHOLE / 8, BN / 8>(p, d, tid, top, col0, height, width);
         return;
