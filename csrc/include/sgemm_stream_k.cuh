@@ -46,6 +46,15 @@ struct lab_sk_tiles {
     // The first k-step of the stream-K work of stream-K block b, b * split / blocks (its share
     // runs to that of b + 1); b * r < blocks^2 fits 32 bits.
     __device__ __forceinline__ long long share(int b) const { return (long long)b * q + b * r / blocks; }
+    // Piece i (0 or 1) of stream-K block b's share (a share spans at most two tiles); false where
+    // it has none.
+    __device__ __forceinline__ bool share_piece(int b, int i, lab_sk_unit& w) const {
+        const long long s = share(b), e = share(b + 1), x = i == 0 ? s : (s / ktiles + 1) * ktiles;
+        if (i > 1 || x >= e) return false;
+        const int j = (int)(x / ktiles);
+        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + i, j};
+        return true;
+    }
     // This block's u-th unit of work; false when it has no more.
     __device__ __forceinline__ bool unit(int u, lab_sk_unit& w) const {
         const int b = blockIdx.x - whole;
@@ -53,11 +62,7 @@ struct lab_sk_tiles {
             w = {(int)blockIdx.x, 0, ktiles, 0, 0};
             return u == 0;
         }
-        const long long s = share(b), e = share(b + 1), x = u == 0 ? s : (s / ktiles + 1) * ktiles;
-        if (u > 1 || x >= e) return false;
-        const int j = (int)(x / ktiles);
-        w = {whole + j, (int)(x - (long long)j * ktiles), (int)min((long long)ktiles, e - (long long)j * ktiles), 2 * b + u, j};
-        return true;
+        return share_piece(b, u, w);
     }
     // Whether w is a piece of a tile (not all of its k-steps).
     __device__ __forceinline__ bool piece(const lab_sk_unit& w) const { return w.k1 - w.k0 < ktiles; }

@@ -239,17 +239,6 @@ __device__ __forceinline__ void product(const Args& p, int row0, int col0, int k
 // nor C's stores stand between two tiles' mmas, as they do between one-tile blocks.
 static_assert(STREAMK, "the persistent walk gives its last partial wave to stream-K");
 
-// Piece i (0 or 1) of this block's stream-K share, as lab_sk_tiles::unit finds it for a stream-K
-// block (here every block is one, its index blockIdx.x); false where it has none.
-__device__ __forceinline__ bool walk_piece(const lab_sk_tiles<BM, BN, BK>& t, int i, lab_sk_unit& w) {
-    const int b = blockIdx.x, kt = t.ktiles;
-    const long long s = t.share(b), e = t.share(b + 1), x = i == 0 ? s : (s / kt + 1) * kt;
-    if (i > 1 || x >= e) return false;
-    const int j = (int)(x / kt);
-    w = {t.whole + j, (int)(x - (long long)j * kt), (int)min((long long)kt, e - (long long)j * kt), 2 * b + i, j};
-    return true;
-}
-
 __device__ __forceinline__ void walk_tile(int i, int tilesN, int tilesM, int& row0, int& col0) {
     int tr, tc;
     lab_grouped_tile<GROUP_M>(blockIdx.x + i * gridDim.x, tilesN, tilesM, tr, tc);
@@ -305,7 +294,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Arg
     for (int u = 0;; ++u) {
         if (threadIdx.x == 0) {
 #if PERSISTENT
-            if (!walk_piece(sched, u, w)) w.id = -1;
+            // Every block is a stream-K one here, its index blockIdx.x.
+            if (!sched.share_piece(blockIdx.x, u, w)) w.id = -1;
 #else
             if (u == 0) sched.init(p);
             if (!sched.unit(u, w)) w.id = -1;
