@@ -440,9 +440,10 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
         // last tile, whose C nothing overlaps, cost about 5.5k cycles at 4096x4224x4096. A group
         // a box: 273.0k cycles against 277.4k, and the _helpers entries 0.2%-1.8% faster at
         // 4096^3, log 2026-12-04-s40-16.) A box holds its 64 rows as the map's 128-byte swizzle
-        // lays them out: 16-byte chunk c of row r at chunk c ^ (r % 8), so the accumulators'
-        // 8-byte pieces go in without conflicts. A box wholly below m is not stored (an edge
-        // tile's empty 64-row block).
+        // lays them out: 16-byte chunk c of row r at chunk c ^ (r % 8). The accumulators' 8-byte
+        // stores meet a 2-way bank conflict there (a half-warp's rows g and g ^ 1 share chunks);
+        // storing them without it saved no cycles (log 2026-12-04-s41-3). A box wholly below m is
+        // not stored (an edge tile's empty 64-row block).
         constexpr int TS = LAB_TMA_C_COLS;
         static_assert(TS * 4 == 128 && LAB_TMA_C_ROWS == 64, "the host's C map boxes: 64 rows of 128 bytes");
         constexpr int WHOLE = BN / TS * TS;  // columns that fill boxes; the rest go straight from the registers
