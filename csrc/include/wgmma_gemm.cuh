@@ -79,8 +79,13 @@
 // even split's pieces start at other k-tiles on every block, and the SMs lost their shared L2
 // reads: session 38), and only the helpers' pieces cross L2. With STREAMK_FIRST the pieces come
 // first: the wait overlaps the other consumer's tile, and all the blocks then walk their whole
-// tiles in step. The helpers wait for nothing, and every block of the persistent grid is
-// resident, so a waiting block waits on one that runs. At 4096^3, 128 x 128, 6 stages (7.76 waves,
+// tiles in step. OWNER_UNIT = u takes a tile's own block's piece as its unit u instead (its whole
+// tiles before and after it): a helper writes its slots in turn, the last of its three or four
+// after all its pieces' main loops, and the tile's own block, its piece first, waited for the
+// slot while its next unit was due. At 4096^3 the busiest SM ran 277.7k cycles with OWNER_UNIT
+// 0, 271.0k with 1 and 270.9k with 2 (ncu), and 277.6k against 272.3k when the own block did
+// not wait at all (a diagnostic; logs 2026-12-04-s42-11, s42-12). The helpers wait for nothing,
+// and every block of the persistent grid is resident, so a waiting block waits on one that runs. At 4096^3, 128 x 128, 6 stages (7.76 waves,
 // e = 12 of 64) it ran 1.041x-1.049x cuBLAS against 1.015x-1.024x for whole tiles and cuBLASLt's
 // best 1.041x-1.049x, 274.9k-277.8k cycles elapsed in six of eight ncu runs against 280.8k-282.9k
 // (logs 2026-12-04-s39-2 to s39-4); on the committed trees 0.9999x, 1.003x and 0.989x of
@@ -173,6 +178,9 @@ typedef float4 lab_acc4;
 #ifndef STREAMK_HELPERS
 #define STREAMK_HELPERS 0
 #endif
+#ifndef OWNER_UNIT  // STREAMK_HELPERS with STREAMK_FIRST: the unit at which a last-wave tile's own block takes its piece
+#define OWNER_UNIT 0
+#endif
 #ifndef SLICED_C  // a persistent block's C: 1 through shared-memory slices, 0 straight from registers
 #define SLICED_C 1
 #endif
@@ -230,6 +238,7 @@ static_assert(STREAMK == 0 || CLUSTER_Y == 1, "stream-K's pieces belong to one b
 static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over persistent blocks");
 static_assert(STREAMK_FIRST == 0 || STREAMK, "the stream-K pieces first: a stream-K rung's order");
 static_assert(STREAMK_HELPERS == 0 || STREAMK, "the last wave's helpers: a stream-K rung's split");
+static_assert(OWNER_UNIT == 0 || (STREAMK_HELPERS && STREAMK_FIRST), "the own block's piece placed among the units: the helpers' split, pieces first");
 static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
 
 
@@ -620,6 +629,17 @@ struct lab_tiles {
     __device__ __forceinline__ bool unit(int u, lab_unit& w) const {
         if (u >= units()) return false;
 #if PERSISTENT
+#if STREAMK_HELPERS && STREAMK_FIRST
+        if (j0 < 0 && pieces == 1) {  // a last-wave tile's own block: its piece is unit OWNER_UNIT
+            const int o = min(OWNER_UNIT, mine);
+            if (u == o) {
+                w = piece(0);
+            } else {
+                w = {(int)blockIdx.x + (u < o ? u : u - 1) * blocks, 0, ktiles, 0, 0};
+            }
+            return true;
+        }
+#endif
         const int p = STREAMK_FIRST ? u : u - mine;  // the piece this unit is, if 0 or 1
         if (p >= 0 && p < pieces) {
             w = piece(p);
