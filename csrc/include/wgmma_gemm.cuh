@@ -85,8 +85,8 @@
 // slot while its next unit was due. At 4096^3 the busiest SM ran 277.7k cycles with OWNER_UNIT
 // 0, 271.0k with 1 and 270.9k with 2 (ncu), and 277.6k against 272.3k when the own block did
 // not wait at all (a diagnostic; logs 2026-12-04-s42-11, s42-12). The helpers wait for nothing,
-// and every block of the persistent grid is resident, so a waiting block waits on one that runs. At 4096^3, 128 x 128, 6 stages (7.76 waves,
-// e = 12 of 64) it ran 1.041x-1.049x cuBLAS against 1.015x-1.024x for whole tiles and cuBLASLt's
+// and every block of the persistent grid is resident, so a waiting block waits on one that runs.
+// At 4096^3, 128 x 128, 6 stages (7.76 waves, e = 12 of 64) it ran 1.041x-1.049x cuBLAS against 1.015x-1.024x for whole tiles and cuBLASLt's
 // best 1.041x-1.049x, 274.9k-277.8k cycles elapsed in six of eight ncu runs against 280.8k-282.9k
 // (logs 2026-12-04-s39-2 to s39-4); on the committed trees 0.9999x, 1.003x and 0.989x of
 // cuBLASLt's best (s39-5, s39-6, s40-5). With the pieces last the blocks waited at the end for
