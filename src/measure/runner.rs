@@ -275,7 +275,7 @@ pub fn measure(
                 return Ok((e, false));
             }
         };
-        match vendor::search(gpu, fam, case, &lt, timer.as_deref_mut()) {
+        match vendor::search(gpu, fam, case, &lt, timer.as_deref_mut(), policy.warmup_s) {
             Ok(Some((algo, how))) => {
                 e.vendor_algo = Some(how);
                 best = Some((lt, algo));

@@ -21,6 +21,11 @@ pub const NAME: &str = "cuBLASLt best";
 /// sample straight after the flush, the search at 4096³ fp16 kept the first or second candidate
 /// (1.00x the default call, paired) over the fourth (1.04x) in three runs of three, and with the
 /// candidates' samples in alternating rounds in one run of four (logs 2026-12-04-s42-3, s42-4).
+/// The first candidate's pairs start after the run's own warm-up (`warmup_s`), as the winner's do,
+/// the others straight after the one before, so every candidate is timed on a board settled at
+/// its power cap. Without it, the first bench of a call, after the sanitizer, kept the first
+/// candidate at 4096³ fp16, then timed at 1.001x the default call (log 2026-12-04-s43-4); after 5 s
+/// idle, three runs with and three without the warm-up all kept the fourth (s43-5).
 const SEARCH: Policy = Policy { min_samples: 8, max_samples: 8, target: 1.0, cap_s: 0.5, warmup_s: 0.0, regime: Regime::Sustained };
 
 /// The candidate that passes the check and runs fastest beside the default call (the first that
@@ -31,6 +36,7 @@ pub fn search(
     case: &mut dyn Case,
     lt: &Prepared,
     timer: Option<&mut Timer>,
+    warmup_s: f64,
 ) -> Result<Option<(Algo, String)>> {
     let precision = fam.info().precision;
     let (mut passed, mut wrong) = (Vec::new(), 0);
@@ -50,10 +56,11 @@ pub fn search(
     let best = match timer {
         Some(t) if passed.len() > 1 => {
             let mut best: Option<(usize, f64)> = None;
-            for &i in &passed {
+            for (n, &i) in passed.iter().enumerate() {
                 let algo = &lt.candidates[i];
+                let policy = Policy { warmup_s: if n == 0 { warmup_s } else { SEARCH.warmup_s }, ..SEARCH };
                 let pairs =
-                    t.pairs(gpu, &SEARCH, &mut |candidate| if candidate { lt.launch(gpu, algo) } else { case.launch_baseline(gpu) }, 1.0)?;
+                    t.pairs(gpu, &policy, &mut |candidate| if candidate { lt.launch(gpu, algo) } else { case.launch_baseline(gpu) }, 1.0)?;
                 let ratio = Interval::of_median(&pairs.ratios).map_or(0.0, |r| r.value);
                 if best.is_none_or(|(_, b)| ratio > b) {
                     best = Some((i, ratio));
