@@ -629,14 +629,14 @@ struct lab_tiles {
     __device__ __forceinline__ bool unit(int u, lab_unit& w) const {
         if (u >= units()) return false;
 #if PERSISTENT
-        // The unit at which the pieces start: after the whole tiles, or first, or, for a last-wave
-        // tile's own block (the helpers' split), at OWNER_UNIT.
+        // The unit at which the pieces start: after the whole tiles (which then all come before
+        // them), or first, or, for a last-wave tile's own block (the helpers' split), at OWNER_UNIT.
         const int at = !STREAMK_FIRST ? mine : STREAMK_HELPERS && j0 < 0 && pieces == 1 ? min(OWNER_UNIT, mine) : 0;
         const int p = u - at;  // the piece this unit is, if 0 or 1
         if (p >= 0 && p < pieces) {
             w = piece(p);
         } else {
-            w = {(int)blockIdx.x + (u < at ? u : u - pieces) * blocks, 0, ktiles, 0, 0};
+            w = {(int)blockIdx.x + (!STREAMK_FIRST || u < at ? u : u - pieces) * blocks, 0, ktiles, 0, 0};
         }
 #else
         w = {(int)(blockIdx.y / CLUSTER_Y * gridDim.x + blockIdx.x), 0, ktiles, 0, 0};
