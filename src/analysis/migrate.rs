@@ -136,6 +136,7 @@ fn entry(e: V1Entry) -> Entry {
         compiled_here: e.compiled_here,
         timing: None,
         paired: None,
+        paired_best: None,
         wall: None,
         vendor_algo: None,
     }

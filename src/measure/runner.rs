@@ -11,7 +11,7 @@ use cudarc::cublas::sys::cublasStatus_t;
 use super::families::{self, can_run, Case, Family, Shape};
 use super::plan::{config_of, launch_of, spec_of, Job, Options, Plan, Subject};
 use super::telemetry::Sampler;
-use super::timing::{self, Samples, Timer};
+use super::timing::{self, Pairs, Samples, Timer};
 use super::vendor;
 use crate::error::{LabError, Result};
 use crate::gpu::availability::VENDOR_DECLINED;
@@ -101,6 +101,7 @@ pub fn blank_entry(fam: &dyn Family, subject: &Subject, shape: &Shape, seed: u64
         compiled_here: None,
         timing: None,
         paired: None,
+        paired_best: None,
         wall: None,
         vendor_algo: None,
     })
@@ -123,12 +124,19 @@ pub fn run_job(gpu: &mut Gpu, job: &Job, from: (usize, usize), sink: &mut dyn Fn
         // Variants are timed in pairs with the baseline where it verified at this shape; a
         // worker that takes the step up after its baseline checks it again, quietly.
         let mut pair_with_baseline = first > 0 && step.subjects[0] == Subject::Baseline && baseline_verifies(gpu, fam, case.as_mut())?;
+        // cuBLASLt's best, once measured at this step, for the variants after it to pair with
+        // (a worker that takes the step up after it goes without).
+        let mut vendor = None;
         for (ji, subject) in step.subjects.iter().enumerate().skip(first) {
             sink(Event::Start { step: si, subject: ji })?;
             let pair = pair_with_baseline && *subject != Subject::Baseline;
-            let (entry, fault) = measure(gpu, fam, case.as_mut(), subject, &shape, step.seed, timer.as_mut(), &job.policy, pair)?;
+            let (entry, fault) =
+                measure(gpu, fam, case.as_mut(), subject, &shape, step.seed, timer.as_mut(), &job.policy, pair, &mut vendor)?;
             if *subject == Subject::Baseline {
                 pair_with_baseline = entry.status == Status::Ok;
+            }
+            if *subject == Subject::VendorBest && entry.status != Status::Ok {
+                vendor = None;
             }
             sink(Event::Entry { step: si, subject: ji, entry: Box::new(entry) })?;
             if fault {
@@ -227,7 +235,9 @@ fn kernel_for(
 
 /// Verifies, times and verifies again one subject on a prepared case; `true` beside the entry
 /// when it failed with a driver error (which may have cost the context). With `pair`, the
-/// subject is timed in pairs with the family's baseline (which verified at this shape).
+/// subject is timed in pairs with the family's baseline (which verified at this shape), and a
+/// kernel also in pairs with `vendor`, cuBLASLt's best at this shape where it was measured; the
+/// `VendorBest` subject leaves its algorithm there.
 #[allow(clippy::too_many_arguments)]
 pub fn measure(
     gpu: &mut Gpu,
@@ -239,6 +249,7 @@ pub fn measure(
     timer: Option<&mut Timer>,
     policy: &Policy,
     pair: bool,
+    vendor: &mut Option<(Prepared, Algo)>,
 ) -> Result<(Entry, bool)> {
     let mut e = blank_entry(fam, subject, shape, seed, &gpu.info)?;
     let kernel = match spec_of(subject)? {
@@ -257,7 +268,6 @@ pub fn measure(
     let is_fault = |err: &LabError| matches!(err, LabError::Driver(_));
     // The vendor's best: cuBLASLt's candidates searched first (its time counted as timing), the
     // winner measured as any subject.
-    let mut best = None;
     let search = std::time::Instant::now();
     if *subject == Subject::VendorBest {
         let Some(gemm) = case.vendor_gemm(gpu) else {
@@ -278,16 +288,16 @@ pub fn measure(
         match vendor::search(gpu, fam, case, &lt, timer.as_deref_mut(), policy.warmup_s) {
             Ok(Some((algo, how))) => {
                 e.vendor_algo = Some(how);
-                best = Some((lt, algo));
+                *vendor = Some((lt, algo));
             }
             Ok(None) => return Ok((failed(e, "no cuBLASLt candidate passed the check".into()), false)),
             Err(err) => return Ok((failed(e, format!("launch failed: {err}")), is_fault(&err))),
         }
     }
-    let code = match (kernel.as_deref(), &best) {
+    let code = match (kernel.as_deref(), vendor.as_ref()) {
         (Some(k), _) => Code::Kernel(k),
-        (None, Some((lt, algo))) => Code::Algo(lt, algo),
-        (None, None) => Code::Vendor,
+        (None, Some((lt, algo))) if *subject == Subject::VendorBest => Code::Algo(lt, algo),
+        _ => Code::Vendor,
     };
     let precision = fam.info().precision;
     let mut wall = Wall { timing_s: search.elapsed().as_secs_f64(), ..Wall::default() };
@@ -321,17 +331,13 @@ pub fn measure(
     // Timed with NVML watching: alone, or in pairs with the baseline.
     let clock = std::time::Instant::now();
     let sampler = Sampler::start(gpu.info.ordinal as u32);
+    // Rates at any one time are in proportion to the declared work in the family's unit.
+    let work_ratio = e.work.rate(e.unit, 1.0) / fam.work(shape, None).rate(e.unit, 1.0);
     let timed = if pair {
-        // Rates at any one time are in proportion to the declared work in the family's unit.
-        let work_ratio = e.work.rate(e.unit, 1.0) / fam.work(shape, None).rate(e.unit, 1.0);
         timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, &code) } else { case.launch_baseline(gpu) }, work_ratio).map(
             |p| {
-                let paired = Interval::of_median(&p.ratios).map(|ratio| Paired {
-                    ratio,
-                    pairs: p.ratios.len(),
-                    baseline_ms: Summary::of(&p.baseline_ms).map_or(f64::NAN, |s| s.median_ms),
-                });
-                (Samples { ms: p.subject_ms, dropped: p.dropped, launches: p.launches }, paired)
+                let ratio = paired_of(&p);
+                (Samples { ms: p.subject_ms, dropped: p.dropped, launches: p.launches }, ratio)
             },
         )
     } else {
@@ -342,6 +348,16 @@ pub fn measure(
         Ok(t) => t,
         Err(err) => return Ok((failed(e, format!("timed launches failed: {err}")), is_fault(&err))),
     };
+    // A kernel against cuBLASLt's best itself, the two alternating in one state of the board:
+    // its ratio to the best read as two ratios to the default call divides figures from
+    // different points of a bench, over which a paired ratio drifts by up to 1% (logs
+    // 2026-12-04-s43-10, s43-11). After the telemetry's window, which stays the subject's.
+    if let (true, Code::Kernel(_), Some((lt, algo))) = (pair, &code, vendor.as_ref()) {
+        match timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, &code) } else { lt.launch(gpu, algo) }, work_ratio) {
+            Ok(p) => e.paired_best = paired_of(&p),
+            Err(err) => return Ok((failed(e, format!("timed launches beside cuBLASLt's best failed: {err}")), is_fault(&err))),
+        }
+    }
     wall.timing_s += clock.elapsed().as_secs_f64();
     e.telemetry = telemetry;
     let clock = std::time::Instant::now();
@@ -366,6 +382,15 @@ pub fn measure(
     });
     e.paired = paired;
     Ok((e, false))
+}
+
+/// The median of `p`'s ratios with its interval, and the baseline's median time.
+fn paired_of(p: &Pairs) -> Option<Paired> {
+    Interval::of_median(&p.ratios).map(|ratio| Paired {
+        ratio,
+        pairs: p.ratios.len(),
+        baseline_ms: Summary::of(&p.baseline_ms).map_or(f64::NAN, |s| s.median_ms),
+    })
 }
 
 /// What a subject runs: the vendor's default call, a kernel, or a cuBLASLt algorithm.

@@ -126,7 +126,7 @@ pub fn evaluate(
     let mut timer = Timer::new(gpu)?;
     let subject =
         Subject::Tuned { name: spec.name.clone(), config: config.clone(), tuned_at: "candidate".into(), date: String::new(), hash };
-    let (e, _) = runner::measure(gpu, fam, case.as_mut(), &subject, shape, seed, Some(&mut timer), policy, false)?;
+    let (e, _) = runner::measure(gpu, fam, case.as_mut(), &subject, shape, seed, Some(&mut timer), policy, false, &mut None)?;
     c.status = match e.status {
         Status::Ok => CandidateStatus::Ok,
         Status::Failed => CandidateStatus::Failed,

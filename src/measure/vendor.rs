@@ -78,7 +78,8 @@ pub fn search(
 }
 
 /// Per family and shape with a measured vendor best: its ratio to the default call, and the
-/// best variant's ratio to the default call and to the vendor's best.
+/// best variant's ratio to the default call and to the vendor's best (as the quotient of the two
+/// ratios to the default call, and, where the variant was timed in pairs with the best, that).
 pub fn notes(entries: &[Entry]) -> Vec<String> {
     let ok = |e: &&Entry| e.status == Status::Ok && e.vs_baseline.is_some();
     entries
@@ -100,6 +101,9 @@ pub fn notes(entries: &[Entry]) -> Vec<String> {
                 .max_by(|a, b| a.vs_baseline.partial_cmp(&b.vs_baseline).unwrap_or(std::cmp::Ordering::Equal));
             if let Some(v) = top.and_then(|v| Some((v, v.vs_baseline?))) {
                 line += &format!("; the best variant, {}, {:.3}x the default and {:.3}x cuBLAS's best", v.0.label(), v.1, v.1 / vs_default);
+                if let Some(p) = &v.0.paired_best {
+                    line += &format!(" ({:.3}x [{:.3}, {:.3}] timed in pairs with it)", p.ratio.value, p.ratio.low, p.ratio.high);
+                }
             }
             line
         })

@@ -224,6 +224,10 @@ pub struct Entry {
     /// The paired ratio to the baseline, where the family has one and both verified.
     #[serde(default)]
     pub paired: Option<Paired>,
+    /// A kernel's paired ratio to the vendor's best (cuBLASLt's best algorithm at this shape,
+    /// measured earlier in the same run): the two timed in alternation, in one state of the board.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paired_best: Option<Paired>,
     #[serde(default)]
     pub wall: Option<Wall>,
     /// The vendor library's algorithm a `VendorBest` entry ran, and how it was chosen.

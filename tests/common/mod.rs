@@ -32,6 +32,7 @@ pub fn sgemm_entry(variant: &str, n: u64, rate: f64) -> Entry {
         compiled_here: None,
         timing: None,
         paired: None,
+        paired_best: None,
         wall: None,
         vendor_algo: None,
     }
