@@ -11,7 +11,7 @@ use cudarc::cublas::sys::cublasStatus_t;
 use super::families::{self, can_run, Case, Family, Shape};
 use super::plan::{config_of, launch_of, spec_of, Job, Options, Plan, Subject};
 use super::telemetry::Sampler;
-use super::timing::{self, Pairs, Samples, Timer};
+use super::timing::{self, Samples, Timer};
 use super::vendor;
 use crate::error::{LabError, Result};
 use crate::gpu::availability::VENDOR_DECLINED;
@@ -21,7 +21,7 @@ use crate::gpu::lt::{Algo, Prepared};
 use crate::gpu::registry::VariantSpec;
 use crate::schema::check::Check;
 use crate::schema::device::DeviceInfo;
-use crate::schema::entry::{Entry, Kind, Paired, Status, Timing, Wall};
+use crate::schema::entry::{Entry, Kind, Status, Timing, Wall};
 use crate::schema::run::Policy;
 use crate::schema::stats::{Interval, Summary};
 
@@ -336,7 +336,7 @@ pub fn measure(
     let timed = if pair {
         timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, &code) } else { case.launch_baseline(gpu) }, work_ratio).map(
             |p| {
-                let ratio = paired_of(&p);
+                let ratio = p.paired();
                 (Samples { ms: p.subject_ms, dropped: p.dropped, launches: p.launches }, ratio)
             },
         )
@@ -354,7 +354,7 @@ pub fn measure(
     // 2026-12-04-s43-10, s43-11). After the telemetry's window, which stays the subject's.
     if let (true, Code::Kernel(_), Some((lt, algo))) = (pair, &code, vendor.as_ref()) {
         match timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, &code) } else { lt.launch(gpu, algo) }, work_ratio) {
-            Ok(p) => e.paired_best = paired_of(&p),
+            Ok(p) => e.paired_best = p.paired(),
             Err(err) => return Ok((failed(e, format!("timed launches beside cuBLASLt's best failed: {err}")), is_fault(&err))),
         }
     }
@@ -382,15 +382,6 @@ pub fn measure(
     });
     e.paired = paired;
     Ok((e, false))
-}
-
-/// The median of `p`'s ratios with its interval, and the baseline's median time.
-fn paired_of(p: &Pairs) -> Option<Paired> {
-    Interval::of_median(&p.ratios).map(|ratio| Paired {
-        ratio,
-        pairs: p.ratios.len(),
-        baseline_ms: Summary::of(&p.baseline_ms).map_or(f64::NAN, |s| s.median_ms),
-    })
 }
 
 /// What a subject runs: the vendor's default call, a kernel, or a cuBLASLt algorithm.

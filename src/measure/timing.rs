@@ -16,9 +16,9 @@ use super::telemetry;
 use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::flush::Flush;
-use crate::schema::entry::L2Flush;
+use crate::schema::entry::{L2Flush, Paired};
 use crate::schema::run::{Policy, Regime};
-use crate::schema::stats::Interval;
+use crate::schema::stats::{Interval, Summary};
 
 /// Samples queued before their events are read, in the sustained regime.
 const ROUND: usize = 8;
@@ -51,6 +51,17 @@ pub struct Pairs {
     pub dropped: usize,
     /// The subject's launches per sample.
     pub launches: usize,
+}
+
+impl Pairs {
+    /// The median of the ratios with its interval, and the baseline's median time.
+    pub fn paired(&self) -> Option<Paired> {
+        Interval::of_median(&self.ratios).map(|ratio| Paired {
+            ratio,
+            pairs: self.ratios.len(),
+            baseline_ms: Summary::of(&self.baseline_ms).map_or(f64::NAN, |s| s.median_ms),
+        })
+    }
 }
 
 /// How L2 is emptied before each sample in `regime`.
