@@ -9,6 +9,7 @@ use kernel_lab::analysis::store;
 use kernel_lab::error::exit;
 use kernel_lab::facts::kernels;
 use kernel_lab::gpu::device::Gpu;
+use kernel_lab::measure::families::inputs::{memcpy_d2d, Readback};
 use kernel_lab::measure::families::{self, Shape};
 use kernel_lab::measure::plan::{self, Options};
 use kernel_lab::measure::runner;
@@ -77,6 +78,25 @@ fn an_unwritten_output_fails_the_check() {
     gpu.sync().unwrap();
     let c = case.check(&gpu, fam.info().precision).unwrap();
     assert!(!c.passed() && c.nonfinite == 96 * 80, "{}", c.describe());
+}
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_read_back_holds_what_the_work_queued_before_it_wrote() {
+    // A check reads the output through a pinned buffer while milliseconds of copies are still
+    // queued ahead of its own: it must see their result, not the buffer's last contents.
+    let gpu = gpu();
+    let n = 64 << 20;
+    let src = gpu.stream.clone_htod(&vec![1.0f32; n]).unwrap();
+    let mut dst = gpu.stream.alloc_zeros::<f32>(n).unwrap();
+    let mut back = Readback::default();
+    assert!(back.read(&gpu, &dst).unwrap().iter().all(|&x| x == 0.0));
+    for _ in 0..50 {
+        memcpy_d2d(&gpu, &mut dst, &src).unwrap();
+    }
+    let got = back.read(&gpu, &dst).unwrap();
+    let stale = got.iter().filter(|&&x| x != 1.0).count();
+    assert_eq!(stale, 0, "{stale} of {n} elements read back before the copies wrote them");
 }
 
 #[test]

@@ -100,6 +100,7 @@ impl Gpu {
         }
         let ctx = CudaContext::new(ordinal)?;
         // One stream and raw pointers in argument structs: cudarc's per-buffer events add nothing.
+        // Pinned host buffers lose theirs too: a read from one must wait on the stream itself.
         // SAFETY: all work is ordered on `stream`; no buffer is shared across streams.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.new_stream()?;

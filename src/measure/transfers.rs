@@ -77,6 +77,7 @@ pub fn measure(gpu: &mut Gpu, sizes: &[u64], git_commit: &str) -> Result<Transfe
         pinned.as_mut_slice()?.fill(0);
         let s = timer.samples(gpu, &policy, &mut || Ok(stream.memcpy_dtoh(&dev, &mut pinned)?))?;
         record(Direction::D2H, HostMemory::Pinned, s);
+        stream.synchronize()?;
         if pinned.as_slice()? != data.as_slice() {
             return Err(mismatch("pinned D2H"));
         }

@@ -77,6 +77,10 @@ impl<T: DeviceRepr + ValidAsZeroBits> Readback<T> {
         }
         let host = self.0.as_mut().expect("allocated above");
         gpu.stream.memcpy_dtoh(src, host)?;
+        // The copy is asynchronous, and with event tracking off (Gpu::open) the buffer's own
+        // event is never recorded, so as_slice returns at once: a 512 MiB check once read a
+        // copy still on its way (log 2026-12-04-s44-1). The stream is waited on instead.
+        gpu.sync()?;
         Ok(host.as_slice()?)
     }
 }
