@@ -1,7 +1,7 @@
 //! What the GPU did while a variant was timed, from NVML (loaded at run time; without it the
 //! lab runs and records no telemetry): SM and memory clocks, power, temperature, throttle
 //! reasons, and the energy the board drew. A background thread reads NVML every `PERIOD`
-//! while the timed launches run.
+//! while the timed launches run, the board's energy counter with the rest.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -32,6 +32,9 @@ struct Reading {
     power_mw: u32,
     temp_c: u32,
     reasons: u64,
+    /// The energy counter (mJ), and when it was read (seconds into the window).
+    energy_mj: Option<u64>,
+    at_s: f64,
 }
 
 fn nvml() -> Option<&'static Nvml> {
@@ -39,7 +42,7 @@ fn nvml() -> Option<&'static Nvml> {
     NVML.get_or_init(|| Nvml::init().ok()).as_ref()
 }
 
-fn read(index: u32) -> Option<Reading> {
+fn read(index: u32, at_s: f64) -> Option<Reading> {
     let d = nvml()?.device_by_index(index).ok()?;
     Some(Reading {
         sm_mhz: d.clock_info(Clock::SM).ok()?,
@@ -47,58 +50,70 @@ fn read(index: u32) -> Option<Reading> {
         power_mw: d.power_usage().unwrap_or(0),
         temp_c: d.temperature(TemperatureSensor::Gpu).unwrap_or(0),
         reasons: d.current_throttle_reasons().map(|r| r.bits()).unwrap_or(0),
+        energy_mj: d.total_energy_consumption().ok(),
+        at_s,
     })
-}
-
-fn energy_mj(index: u32) -> Option<u64> {
-    nvml()?.device_by_index(index).ok()?.total_energy_consumption().ok()
 }
 
 /// The SM clock now, MHz, and whether the board is held down by its power cap or heat; None
 /// without NVML. What the burst regime checks after each sample.
 pub fn clock_now(index: u32) -> Option<(u32, bool)> {
-    let r = read(index)?;
+    let r = read(index, 0.0)?;
     Some((r.sm_mhz, THROTTLING.iter().any(|(flag, _)| r.reasons & flag.bits() != 0)))
 }
 
 /// Reads NVML in the background from `start` until `finish`.
 pub struct Sampler {
-    index: u32,
     stop: Arc<AtomicBool>,
     thread: JoinHandle<Vec<Reading>>,
-    energy_start: Option<u64>,
     started: Instant,
 }
 
 impl Sampler {
     /// None where NVML cannot read the GPU (no NVML, or an index it does not know).
     pub fn start(index: u32) -> Option<Sampler> {
-        read(index)?;
+        read(index, 0.0)?;
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
+        let started = Instant::now();
         let thread = std::thread::spawn(move || {
             let mut out = Vec::new();
             while !flag.load(Ordering::Relaxed) {
-                if let Some(r) = read(index) {
+                if let Some(r) = read(index, started.elapsed().as_secs_f64()) {
                     out.push(r);
                 }
                 std::thread::sleep(PERIOD);
             }
             out
         });
-        Some(Sampler { index, stop, thread, energy_start: energy_mj(index), started: Instant::now() })
+        Some(Sampler { stop, thread, started })
     }
 
     pub fn finish(self) -> Option<Telemetry> {
         let wall_s = self.started.elapsed().as_secs_f64();
-        let energy = self.energy_start.zip(energy_mj(self.index)).map(|(a, b)| b.saturating_sub(a) as f64 / 1e3);
         self.stop.store(true, Ordering::Relaxed);
         let readings = self.thread.join().ok()?;
-        summarize(&readings, energy, wall_s)
+        summarize(&readings, wall_s)
     }
 }
 
-fn summarize(readings: &[Reading], energy_j: Option<f64>, wall_s: f64) -> Option<Telemetry> {
+/// Mean power between the energy counter's first and last steps inside the window. The counter
+/// moves in steps tens of milliseconds apart, so a difference read at the window's edges counts
+/// a whole step's energy for part of its time: 804 W over 0.23 s under a 700 W cap (log
+/// 2026-12-04-s44-1). None where it stepped fewer than twice.
+fn stepped_power(readings: &[Reading]) -> Option<f64> {
+    let steps: Vec<(f64, u64)> = readings
+        .windows(2)
+        .filter_map(|w| match (w[0].energy_mj, w[1].energy_mj) {
+            (Some(a), Some(b)) if b > a => Some((w[1].at_s, b)),
+            _ => None,
+        })
+        .collect();
+    let (&(t0, e0), &(t1, e1)) = (steps.first()?, steps.last()?);
+    (t1 > t0).then(|| (e1 - e0) as f64 / 1e3 / (t1 - t0))
+}
+
+fn summarize(readings: &[Reading], wall_s: f64) -> Option<Telemetry> {
     if readings.is_empty() {
         return None;
     }
@@ -108,15 +123,16 @@ fn summarize(readings: &[Reading], energy_j: Option<f64>, wall_s: f64) -> Option
     };
     let mean_power = readings.iter().map(|r| r.power_mw as f64).sum::<f64>() / readings.len() as f64 / 1e3;
     let seen = readings.iter().fold(0u64, |acc, r| acc | r.reasons);
+    let stepped = stepped_power(readings);
     Some(Telemetry {
         readings: readings.len(),
         sm_mhz_min: readings.iter().map(|r| r.sm_mhz).min().unwrap_or(0),
         sm_mhz_median: median(readings.iter().map(|r| r.sm_mhz).collect()),
         mem_mhz_median: median(readings.iter().map(|r| r.mem_mhz).collect()),
-        power_w: energy_j.filter(|&e| e > 0.0 && wall_s > 0.0).map_or(mean_power, |e| e / wall_s),
+        power_w: stepped.unwrap_or(mean_power),
         power_w_max: readings.iter().map(|r| r.power_mw).max().unwrap_or(0) as f64 / 1e3,
         temp_c_max: readings.iter().map(|r| r.temp_c).max().unwrap_or(0),
-        energy_j,
+        energy_j: stepped.map(|w| w * wall_s),
         wall_s,
         throttle: THROTTLING.iter().filter(|(flag, _)| seen & flag.bits() != 0).map(|(_, name)| name.to_string()).collect(),
     })
@@ -126,19 +142,34 @@ fn summarize(readings: &[Reading], energy_j: Option<f64>, wall_s: f64) -> Option
 mod tests {
     use super::*;
 
+    fn r(at_s: f64, sm: u32, power_mw: u32, reasons: ThrottleReasons, energy_mj: Option<u64>) -> Reading {
+        Reading { sm_mhz: sm, mem_mhz: 3200, power_mw, temp_c: 50, reasons: reasons.bits(), energy_mj, at_s }
+    }
+
     #[test]
     fn summaries() {
-        let r =
-            |sm, power_mw, reasons: ThrottleReasons| Reading { sm_mhz: sm, mem_mhz: 3200, power_mw, temp_c: 50, reasons: reasons.bits() };
-        let t = summarize(&[r(1980, 600_000, ThrottleReasons::empty()), r(1755, 700_000, ThrottleReasons::SW_POWER_CAP)], Some(13.0), 0.02)
-            .unwrap();
+        let none = ThrottleReasons::empty();
+        let t = summarize(&[r(0.0, 1980, 600_000, none, None), r(0.005, 1755, 700_000, ThrottleReasons::SW_POWER_CAP, None)], 0.02).unwrap();
         assert_eq!((t.sm_mhz_min, t.sm_mhz_median), (1755, 1980));
-        assert!((t.power_w - 650.0).abs() < 1e-9, "energy / wall time: {}", t.power_w);
+        assert!((t.power_w - 650.0).abs() < 1e-9, "no energy counter: the readings' mean: {}", t.power_w);
+        assert_eq!(t.energy_j, None);
         assert_eq!(t.throttle, vec!["power cap".to_string()]);
         assert!(t.throttled());
-        let t = summarize(&[r(1980, 500_000, ThrottleReasons::GPU_IDLE)], None, 0.01).unwrap();
+        let t = summarize(&[r(0.0, 1980, 500_000, ThrottleReasons::GPU_IDLE, None)], 0.01).unwrap();
         assert!(!t.throttled(), "idle is not throttling");
-        assert!((t.power_w - 500.0).abs() < 1e-9, "no energy counter: the readings' mean");
-        assert!(summarize(&[], None, 1.0).is_none());
+        assert!(summarize(&[], 1.0).is_none());
+    }
+
+    #[test]
+    fn power_comes_from_the_counters_steps_not_the_windows_edges() {
+        // 650 W, the counter stepping 13 J every 20 ms, at 5 ms and 25 ms into a 45 ms window:
+        // its edges' difference (26 J over 45 ms) would read 578 W.
+        let e = |i: u64| Some(1_000_000 + 13_000 * (i >= 1) as u64 + 13_000 * (i >= 5) as u64);
+        let readings: Vec<Reading> = (0..9).map(|i| r(i as f64 * 0.005, 1700, 400_000, ThrottleReasons::empty(), e(i))).collect();
+        let t = summarize(&readings, 0.045).unwrap();
+        assert!((t.power_w - 650.0).abs() < 1e-6, "{}", t.power_w);
+        assert!((t.energy_j.unwrap() - 650.0 * 0.045).abs() < 1e-6);
+        let one_step = &readings[..4];
+        assert!((summarize(one_step, 0.02).unwrap().power_w - 400.0).abs() < 1e-9, "one step: the readings' mean");
     }
 }
