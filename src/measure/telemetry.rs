@@ -10,9 +10,11 @@ use std::time::{Duration, Instant};
 
 use nvml_wrapper::bitmasks::device::ThrottleReasons;
 use nvml_wrapper::enum_wrappers::device::{Clock, TemperatureSensor};
+use nvml_wrapper::enums::device::SampleValue;
+use nvml_wrapper::structs::device::FieldId;
 use nvml_wrapper::Nvml;
 
-use crate::schema::telemetry::Telemetry;
+use crate::schema::telemetry::{PowerSource, Telemetry};
 
 const PERIOD: Duration = Duration::from_millis(5);
 
@@ -32,6 +34,9 @@ struct Reading {
     power_mw: u32,
     temp_c: u32,
     reasons: u64,
+    /// The board's power at this instant (mW), where NVML has the field: power_mw is a
+    /// one-second average on Ampere and later but GA100 (NVML's documentation).
+    instant_mw: Option<u64>,
     /// The energy counter (mJ), and when it was read (seconds into the window).
     energy_mj: Option<u64>,
     at_s: f64,
@@ -50,9 +55,22 @@ fn read(index: u32, at_s: f64) -> Option<Reading> {
         power_mw: d.power_usage().unwrap_or(0),
         temp_c: d.temperature(TemperatureSensor::Gpu).unwrap_or(0),
         reasons: d.current_throttle_reasons().map(|r| r.bits()).unwrap_or(0),
+        instant_mw: instant_power_mw(&d),
         energy_mj: d.total_energy_consumption().ok(),
         at_s,
     })
+}
+
+/// NVML_FI_DEV_POWER_INSTANT.
+const POWER_INSTANT: FieldId = FieldId(186);
+
+fn instant_power_mw(d: &nvml_wrapper::Device) -> Option<u64> {
+    match d.field_values_for(&[POWER_INSTANT]).ok()?.pop()?.ok()?.value.ok()? {
+        SampleValue::U32(v) => Some(v as u64),
+        SampleValue::U64(v) => Some(v),
+        _ => None,
+    }
+    .filter(|&mw| mw > 0)
 }
 
 /// The SM clock now, MHz, and whether the board is held down by its power cap or heat; None
@@ -97,10 +115,10 @@ impl Sampler {
     }
 }
 
-/// Mean power between the energy counter's first and last steps inside the window. The counter
-/// moves in steps tens of milliseconds apart, so a difference read at the window's edges counts
-/// a whole step's energy for part of its time: 804 W over 0.23 s under a 700 W cap (log
-/// 2026-12-04-s44-1). None where it stepped fewer than twice.
+/// Mean power between the energy counter's first and last steps inside the window. On the H200
+/// the counter steps every 24-154 ms (median 100; log 2026-12-04-s44-5), so a difference read at
+/// the window's edges counts a whole step's energy for part of its time: 804 W over 0.23 s under
+/// a 700 W cap (s44-1). None where it stepped fewer than twice.
 fn stepped_power(readings: &[Reading]) -> Option<f64> {
     let steps: Vec<(f64, u64)> = readings
         .windows(2)
@@ -123,16 +141,27 @@ fn summarize(readings: &[Reading], wall_s: f64) -> Option<Telemetry> {
     };
     let mean_power = readings.iter().map(|r| r.power_mw as f64).sum::<f64>() / readings.len() as f64 / 1e3;
     let seen = readings.iter().fold(0u64, |acc, r| acc | r.reasons);
-    let stepped = stepped_power(readings);
+    let instant: Vec<u64> = readings.iter().filter_map(|r| r.instant_mw).collect();
+    // Instant readings, where NVML has them for the whole window, are the direct measure; the
+    // counter's steps are next (a step's timing is known to the reading period); the power
+    // readings, a trailing average on recent boards, last.
+    let (power_w, source) = if !instant.is_empty() && instant.len() == readings.len() {
+        (instant.iter().sum::<u64>() as f64 / instant.len() as f64 / 1e3, PowerSource::Instant)
+    } else if let Some(w) = stepped_power(readings) {
+        (w, PowerSource::Counter)
+    } else {
+        (mean_power, PowerSource::Readings)
+    };
     Some(Telemetry {
         readings: readings.len(),
         sm_mhz_min: readings.iter().map(|r| r.sm_mhz).min().unwrap_or(0),
         sm_mhz_median: median(readings.iter().map(|r| r.sm_mhz).collect()),
         mem_mhz_median: median(readings.iter().map(|r| r.mem_mhz).collect()),
-        power_w: stepped.unwrap_or(mean_power),
+        power_w,
+        power_source: Some(source),
         power_w_max: readings.iter().map(|r| r.power_mw).max().unwrap_or(0) as f64 / 1e3,
         temp_c_max: readings.iter().map(|r| r.temp_c).max().unwrap_or(0),
-        energy_j: stepped.map(|w| w * wall_s),
+        energy_j: (source != PowerSource::Readings).then_some(power_w * wall_s),
         wall_s,
         throttle: THROTTLING.iter().filter(|(flag, _)| seen & flag.bits() != 0).map(|(_, name)| name.to_string()).collect(),
     })
@@ -143,13 +172,14 @@ mod tests {
     use super::*;
 
     fn r(at_s: f64, sm: u32, power_mw: u32, reasons: ThrottleReasons, energy_mj: Option<u64>) -> Reading {
-        Reading { sm_mhz: sm, mem_mhz: 3200, power_mw, temp_c: 50, reasons: reasons.bits(), energy_mj, at_s }
+        Reading { sm_mhz: sm, mem_mhz: 3200, power_mw, temp_c: 50, reasons: reasons.bits(), instant_mw: None, energy_mj, at_s }
     }
 
     #[test]
     fn summaries() {
         let none = ThrottleReasons::empty();
-        let t = summarize(&[r(0.0, 1980, 600_000, none, None), r(0.005, 1755, 700_000, ThrottleReasons::SW_POWER_CAP, None)], 0.02).unwrap();
+        let t =
+            summarize(&[r(0.0, 1980, 600_000, none, None), r(0.005, 1755, 700_000, ThrottleReasons::SW_POWER_CAP, None)], 0.02).unwrap();
         assert_eq!((t.sm_mhz_min, t.sm_mhz_median), (1755, 1980));
         assert!((t.power_w - 650.0).abs() < 1e-9, "no energy counter: the readings' mean: {}", t.power_w);
         assert_eq!(t.energy_j, None);
@@ -161,7 +191,7 @@ mod tests {
     }
 
     #[test]
-    fn power_comes_from_the_counters_steps_not_the_windows_edges() {
+    fn power_from_instant_readings_else_the_counters_steps() {
         // 650 W, the counter stepping 13 J every 20 ms, at 5 ms and 25 ms into a 45 ms window:
         // its edges' difference (26 J over 45 ms) would read 578 W.
         let e = |i: u64| Some(1_000_000 + 13_000 * (i >= 1) as u64 + 13_000 * (i >= 5) as u64);
@@ -169,7 +199,15 @@ mod tests {
         let t = summarize(&readings, 0.045).unwrap();
         assert!((t.power_w - 650.0).abs() < 1e-6, "{}", t.power_w);
         assert!((t.energy_j.unwrap() - 650.0 * 0.045).abs() < 1e-6);
-        let one_step = &readings[..4];
-        assert!((summarize(one_step, 0.02).unwrap().power_w - 400.0).abs() < 1e-9, "one step: the readings' mean");
+        assert_eq!(t.power_source, Some(PowerSource::Counter));
+        let one_step = summarize(&readings[..4], 0.02).unwrap();
+        assert!((one_step.power_w - 400.0).abs() < 1e-9, "one step: the readings' mean");
+        assert_eq!((one_step.power_source, one_step.energy_j), (Some(PowerSource::Readings), None));
+        // Instant readings in every reading win over the counter; missing from one, they do not.
+        let mut with_instant: Vec<Reading> = readings.iter().map(|x| Reading { instant_mw: Some(690_000), ..*x }).collect();
+        let t = summarize(&with_instant, 0.045).unwrap();
+        assert_eq!((t.power_w, t.power_source), (690.0, Some(PowerSource::Instant)));
+        with_instant[3].instant_mw = None;
+        assert_eq!(summarize(&with_instant, 0.045).unwrap().power_source, Some(PowerSource::Counter));
     }
 }
