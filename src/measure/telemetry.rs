@@ -34,8 +34,9 @@ struct Reading {
     power_mw: u32,
     temp_c: u32,
     reasons: u64,
-    /// The board's power at this instant (mW), where NVML has the field: power_mw is a
-    /// one-second average on Ampere and later but GA100 (NVML's documentation).
+    /// NVML's instantaneous power field (mW), where it has one; the H200 refreshes it every
+    /// 100 ms (log 2026-12-04-s44-6). power_mw is a one-second average on Ampere and later but
+    /// GA100 (NVML's documentation).
     instant_mw: Option<u64>,
     /// The energy counter (mJ), and when it was read (seconds into the window).
     energy_mj: Option<u64>,
