@@ -1,7 +1,8 @@
 //! What the GPU did while a variant was timed, from NVML (loaded at run time; without it the
 //! lab runs and records no telemetry): SM and memory clocks, power, temperature, throttle
 //! reasons, and the energy the board drew. A background thread reads NVML every `PERIOD`
-//! while the timed launches run, the board's energy counter with the rest.
+//! while the timed launches run, the board's energy counter and instantaneous power with the
+//! rest.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -77,8 +78,9 @@ fn instant_power_mw(d: &nvml_wrapper::Device) -> Option<u64> {
 /// The SM clock now, MHz, and whether the board is held down by its power cap or heat; None
 /// without NVML. What the burst regime checks after each sample.
 pub fn clock_now(index: u32) -> Option<(u32, bool)> {
-    let r = read(index, 0.0)?;
-    Some((r.sm_mhz, THROTTLING.iter().any(|(flag, _)| r.reasons & flag.bits() != 0)))
+    let d = nvml()?.device_by_index(index).ok()?;
+    let reasons = d.current_throttle_reasons().map(|r| r.bits()).unwrap_or(0);
+    Some((d.clock_info(Clock::SM).ok()?, THROTTLING.iter().any(|(flag, _)| reasons & flag.bits() != 0)))
 }
 
 /// Reads NVML in the background from `start` until `finish`.
@@ -146,7 +148,7 @@ fn summarize(readings: &[Reading], wall_s: f64) -> Option<Telemetry> {
     // Instant readings, where NVML has them for the whole window, are the direct measure; the
     // counter's steps are next (a step's timing is known to the reading period); the power
     // readings, a trailing average on recent boards, last.
-    let (power_w, source) = if !instant.is_empty() && instant.len() == readings.len() {
+    let (power_w, source) = if instant.len() == readings.len() {
         (instant.iter().sum::<u64>() as f64 / instant.len() as f64 / 1e3, PowerSource::Instant)
     } else if let Some(w) = stepped_power(readings) {
         (w, PowerSource::Counter)
