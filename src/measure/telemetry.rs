@@ -144,12 +144,13 @@ fn summarize(readings: &[Reading], wall_s: f64) -> Option<Telemetry> {
     };
     let mean_power = readings.iter().map(|r| r.power_mw as f64).sum::<f64>() / readings.len() as f64 / 1e3;
     let seen = readings.iter().fold(0u64, |acc, r| acc | r.reasons);
-    let instant: Vec<u64> = readings.iter().filter_map(|r| r.instant_mw).collect();
+    // None unless every reading has one.
+    let instant: Option<u64> = readings.iter().map(|r| r.instant_mw).sum();
     // Instant readings, where NVML has them for the whole window, are the direct measure; the
     // counter's steps are next (a step's timing is known to the reading period); the power
     // readings, a trailing average on recent boards, last.
-    let (power_w, source) = if instant.len() == readings.len() {
-        (instant.iter().sum::<u64>() as f64 / instant.len() as f64 / 1e3, PowerSource::Instant)
+    let (power_w, source) = if let Some(mw) = instant {
+        (mw as f64 / readings.len() as f64 / 1e3, PowerSource::Instant)
     } else if let Some(w) = stepped_power(readings) {
         (w, PowerSource::Counter)
     } else {
