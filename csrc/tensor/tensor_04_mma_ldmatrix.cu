@@ -27,14 +27,9 @@
 #ifndef PERSISTENT
 #define PERSISTENT 0
 #endif
-#if STREAMK
-using Args = lab_gemm_f32_args;
-#else
-using Args = lab_gemm_tc_args;
-#endif
-// TMA = 1 (PERSISTENT, sm_90): the kernel takes the TMA protocol's args (the A and B maps unused)
-// for C's map: each whole tile's C goes out by TMA stores from a buffer past the ring, which the
-// block does not wait for, so C's writes overlap the next tile's mmas. G: the GEMM's own args.
+// TMA = 1 (PERSISTENT, sm_90): the kernel takes the TMA protocol's args, k (the A and B maps
+// unused), for C's map; Args is then the GEMM's own args within them, and SK_ARGS the sgemm
+// protocol's stream-K view of them (one stream-K block a resident block).
 #ifndef TMA
 #define TMA 0
 #endif
@@ -42,18 +37,13 @@ using Args = lab_gemm_tc_args;
 #include "bulk_async.cuh"
 #include "pad_rows.cuh"
 static_assert(STREAMK && PERSISTENT, "TMA stores are the persistent walk's epilogue");
-using Kargs = lab_gemm_tma_args;
-using G = lab_gemm_tc_args;
-__device__ __forceinline__ const G& gemm(const Kargs& k) { return k.g; }
-// The sgemm protocol's stream-K view of the TMA args: one stream-K block a resident block.
-__device__ __forceinline__ lab_gemm_f32_args sk_args(const Kargs& k) {
-    return {k.g.a, k.g.b, k.g.c, k.g.m, k.g.n, k.g.k, k.g.lda, k.g.ldb, k.g.ldc, 1.0f, 0.0f, k.partials, k.arrivals, (int)gridDim.x};
-}
+using Args = lab_gemm_tc_args;
+#define SK_ARGS (lab_gemm_f32_args{k.g.a, k.g.b, k.g.c, k.g.m, k.g.n, k.g.k, k.g.lda, k.g.ldb, k.g.ldc, 1.0f, 0.0f, k.partials, k.arrivals, (int)gridDim.x})
+#elif STREAMK
+using Args = lab_gemm_f32_args;
+#define SK_ARGS p
 #else
-using Kargs = Args;
-using G = Args;
-__device__ __forceinline__ const G& gemm(const Kargs& k) { return k; }
-__device__ __forceinline__ const Args& sk_args(const Kargs& k) { return k; }
+using Args = lab_gemm_tc_args;
 #endif
 
 #define THREADS (BLOCK_X)
@@ -130,7 +120,7 @@ struct Copies {
     bool cols;                // B's column lies inside n
 };
 
-__device__ __forceinline__ Copies copies(const G& p, int row0, int col0, int kt0) {
+__device__ __forceinline__ Copies copies(const Args& p, int row0, int col0, int kt0) {
     const int ra = threadIdx.x / CA, ca = threadIdx.x % CA, rb = threadIdx.x / CB, cb = threadIdx.x % CB;
     Copies c;
     c.a = lab_ptr<const unsigned short>(p.a) + (size_t)(row0 + ra) * p.lda + (size_t)kt0 * BK + 8 * ca;
@@ -149,7 +139,7 @@ __device__ __forceinline__ Copies copies(const G& p, int row0, int col0, int kt0
 // and read nothing. The range that holds the last copy moves the sources on a k-tile. No branch:
 // a branch around the copies would split the k loop into blocks the compiler schedules apart,
 // each stretch of copies a gap in the warp's stream of mmas.
-__device__ __forceinline__ void copy_part(const G& p, Copies& c, unsigned short* s, int k0, bool live, int q0, int q1) {
+__device__ __forceinline__ void copy_part(const Args& p, Copies& c, unsigned short* s, int k0, bool live, int q0, int q1) {
 #pragma unroll
     for (int q = q0; q < q1 && q < NA + NB; ++q) {
         if (q < NA) {
@@ -189,7 +179,7 @@ __device__ __forceinline__ int warp_row() { return (threadIdx.x / 32 / (BN / WN)
 __device__ __forceinline__ int warp_col() { return (threadIdx.x / 32 % (BN / WN)) * WN; }
 
 // The ring's first STAGES - 1 k-tiles (of `tiles`, from kt0) copied, and the first fragments read.
-__device__ __forceinline__ Loop start(const G& p, Copies& cp, int kt0, int tiles) {
+__device__ __forceinline__ Loop start(const Args& p, Copies& cp, int kt0, int tiles) {
     extern __shared__ __align__(128) unsigned short stages[];  // STAGES x (BM x BK of A, BK x BN of B)
     constexpr int STAGE = BM * BK + BK * BN;
     Loop l;
@@ -217,7 +207,7 @@ __device__ __forceinline__ Loop start(const G& p, Copies& cp, int kt0, int tiles
 // hide behind, and the k-tile's first mma held 16% of the warp stall samples (SASS; log
 // 2026-12-02-s19-6). The price: one copy group fewer in flight at the wait. The next stage's
 // copies go out a few at a time between the rows of mmas.
-__device__ __forceinline__ void ktile(const G& p, Copies& cp, Loop& l, int k0, bool live, float (&acc)[WM / 16][WN / 8][4]) {
+__device__ __forceinline__ void ktile(const Args& p, Copies& cp, Loop& l, int k0, bool live, float (&acc)[WM / 16][WN / 8][4]) {
     extern __shared__ __align__(128) unsigned short stages[];
     constexpr int MT = WM / 16, NT = WN / 8, KK = BK / 16, STAGE = BM * BK + BK * BN;
     static_assert(COPY_ROWS >= 1 && COPY_ROWS <= KK * MT, "the copies follow the first COPY_ROWS of a k-tile's KK x MT rows of mmas");
@@ -246,7 +236,7 @@ __device__ __forceinline__ void ktile(const G& p, Copies& cp, Loop& l, int k0, b
 }
 
 // acc = the warp's share of the tile at (row0, col0) over k-tiles kt0 .. kt1 - 1.
-__device__ __forceinline__ void product(const G& p, int row0, int col0, int kt0, int kt1, float (&acc)[WM / 16][WN / 8][4]) {
+__device__ __forceinline__ void product(const Args& p, int row0, int col0, int kt0, int kt1, float (&acc)[WM / 16][WN / 8][4]) {
     const int tiles = kt1 - kt0;
     Copies cp = copies(p, row0, col0, kt0);
     lab_zero(acc);
@@ -273,7 +263,7 @@ constexpr int C_BOXES = BM / 64 * (BN / 32), RING_BYTES = STAGES * (BM * BK + BK
 static_assert(RING_BYTES + 1024 + C_BOXES * 8192 <= LAB_DYN_SMEM, "the ring, C's boxes and their alignment in the dynamic shared memory");
 
 template <int MT, int NT>
-__device__ __forceinline__ void store_c_tma(const Kargs& k, int row0, int col0, const float (&acc)[MT][NT][4]) {
+__device__ __forceinline__ void store_c_tma(const lab_gemm_tma_args& k, int row0, int col0, const float (&acc)[MT][NT][4]) {
     extern __shared__ __align__(128) unsigned short stages[];
     unsigned char* ring = reinterpret_cast<unsigned char*>(stages);
     unsigned char* buf = ring + ((lab_smem_addr(ring) + RING_BYTES + 1023) / 1024 * 1024 - lab_smem_addr(ring));
@@ -313,8 +303,12 @@ __device__ __forceinline__ void walk_tile(int i, int tilesN, int tilesM, int& ro
 // The block's whole tiles first .. first + n - 1, of kt k-tiles each, C stored after each. The
 // last STAGES - 1 k-tiles of a tile copy the next one's first: a loop of their own, so no branch
 // splits the k loop (kt >= STAGES - 1, or n = 1).
-__device__ __forceinline__ void walk(const Kargs& k, int first, int n, int kt, int tilesN, int tilesM, float (&acc)[WM / 16][WN / 8][4]) {
-    const G& p = gemm(k);
+#if TMA
+__device__ __forceinline__ void walk(const lab_gemm_tma_args& k, int first, int n, int kt, int tilesN, int tilesM, float (&acc)[WM / 16][WN / 8][4]) {
+    const Args& p = k.g;
+#else
+__device__ __forceinline__ void walk(const Args& p, int first, int n, int kt, int tilesN, int tilesM, float (&acc)[WM / 16][WN / 8][4]) {
+#endif
     int row0, col0;
     walk_tile(first, tilesN, tilesM, row0, col0);
     Copies cp = copies(p, row0, col0, 0);
@@ -344,11 +338,13 @@ __device__ __forceinline__ void walk(const Kargs& k, int first, int n, int kt, i
 #endif
 
 #if TMA
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(const __grid_constant__ Kargs k) {
+extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(const __grid_constant__ lab_gemm_tma_args k) {
+    const Args& p = k.g;
+#define WALK_ARGS k
 #else
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Kargs k) {
+extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Args p) {
+#define WALK_ARGS p
 #endif
-    const G& p = gemm(k);
     const int warp = threadIdx.x / 32;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     float acc[WM / 16][WN / 8][4];
@@ -359,13 +355,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Kar
     __shared__ lab_sk_unit w;
     const int tilesN = (p.n + BN - 1) / BN, tilesM = (p.m + BM - 1) / BM;
 #if PERSISTENT
-    if (threadIdx.x == 0) sched.init(sk_args(k));
+    if (threadIdx.x == 0) sched.init(SK_ARGS);
     __syncthreads();
     const int n = (int)blockIdx.x < sched.whole ? (sched.whole - 1 - blockIdx.x) / gridDim.x + 1 : 0, kt = sched.ktiles;
     if (kt >= STAGES - 1) {
-        if (n > 0) walk(k, 0, n, kt, tilesN, tilesM, acc);
+        if (n > 0) walk(WALK_ARGS, 0, n, kt, tilesN, tilesM, acc);
     } else {
-        for (int i = 0; i < n; ++i) walk(k, i, 1, kt, tilesN, tilesM, acc);
+        for (int i = 0; i < n; ++i) walk(WALK_ARGS, i, 1, kt, tilesN, tilesM, acc);
     }
 #endif
     for (int u = 0;; ++u) {
@@ -374,7 +370,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Kar
             // Every block is a stream-K one here, its index blockIdx.x.
             if (!sched.share_piece(blockIdx.x, u, w)) w.id = -1;
 #else
-            if (u == 0) sched.init(sk_args(k));
+            if (u == 0) sched.init(SK_ARGS);
             if (!sched.unit(u, w)) w.id = -1;
 #endif
         }
@@ -383,7 +379,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Kar
         int tr, tc;
         lab_grouped_tile<GROUP_M>(w.id, tilesN, tilesM, tr, tc);
         product(p, tr * BM, tc * BN, w.k0, w.k1, acc);
-        if (sched.piece(w) && !lab_sk_fixup<THREADS>(sk_args(k), sched, w, reinterpret_cast<float(&)[WM / 16 * WN / 8 * 4]>(acc))) continue;
+        if (sched.piece(w) && !lab_sk_fixup<THREADS>(SK_ARGS, sched, w, reinterpret_cast<float(&)[WM / 16 * WN / 8 * 4]>(acc))) continue;
         lab_grouped_tile<GROUP_M>(w.id, tilesN, tilesM, tr, tc);
         lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, tr * BM + wr, tc * BN + wc, acc);
         __syncthreads();  // every thread has read w
