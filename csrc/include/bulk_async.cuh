@@ -45,14 +45,6 @@ __device__ __forceinline__ void lab_bulk_store(void* gmem, const void* smem, uns
     asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gmem), "r"(lab_smem_addr(smem)), "r"(bytes) : "memory");
 }
 
-// A box of shared memory (laid out as the map's swizzle has it) to global memory at {c0, c1}, in
-// this thread's bulk group; the rows and columns past the tensor's edges are not written.
-__device__ __forceinline__ void lab_tma_store_2d(const lab_tma* map, const void* smem, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map),
-                 "r"(c0), "r"(c1), "r"(lab_smem_addr(smem))
-                 : "memory");
-}
-
 // Closes this thread's bulk stores issued since the last commit into one bulk group.
 __device__ __forceinline__ void lab_bulk_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
 

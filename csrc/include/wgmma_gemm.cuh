@@ -268,6 +268,14 @@ __device__ __forceinline__ void lab_tma_multicast_2d(void* smem, const lab_tma* 
         : "memory");
 }
 
+// A box of shared memory (laid out as the map's swizzle has it) to global memory at {c0, c1}, in
+// this thread's bulk group; the rows and columns past the tensor's edges are not written.
+__device__ __forceinline__ void lab_tma_store_2d(const lab_tma* map, const void* smem, int c0, int c1) {
+    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map),
+                 "r"(c0), "r"(c1), "r"(lab_smem_addr(smem))
+                 : "memory");
+}
+
 // Arrives on the mbarrier at `bar`'s offset in every block of the cluster: a stage is free only
 // when the consumers of every block that the stage's multicast writes into have released it.
 __device__ __forceinline__ void lab_mbar_arrive_cluster(uint64_t* bar) {

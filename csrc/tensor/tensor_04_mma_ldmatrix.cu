@@ -14,8 +14,7 @@
 //   in dynamic shared memory (LAB_DYN_SMEM: the build keeps to the 99 KB every sm_80+ part
 //   allows; a search on an H100 or H200 may give a block up to 227 KB, a deeper ring), so the
 //   search reaches the 128 x 256 tiles, 64 x 64 warp tiles and 3-5 stages of the Ampere recipe;
-//   the epilogue stores fp32 from registers, in pairs where the warp tile lies inside C. TMA = 1
-//   (sm_90, persistent) sends a whole tile's C by TMA stores instead, from 128 KiB past the ring.
+//   the epilogue stores fp32 from registers, in pairs where the warp tile lies inside C.
 #include "cp_async.cuh"
 #include "mma_tiles.cuh"
 #include "sgemm_stream_k.cuh"
@@ -27,21 +26,8 @@
 #ifndef PERSISTENT
 #define PERSISTENT 0
 #endif
-// TMA = 1 (PERSISTENT, sm_90): the kernel takes the TMA protocol's args, k (the A and B maps
-// unused), for C's map; Args is then the GEMM's own args within them, and SK_ARGS the sgemm
-// protocol's stream-K view of them (one stream-K block a resident block).
-#ifndef TMA
-#define TMA 0
-#endif
-#if TMA
-#include "bulk_async.cuh"
-#include "pad_rows.cuh"
-static_assert(STREAMK && PERSISTENT, "TMA stores are the persistent walk's epilogue");
-using Args = lab_gemm_tc_args;
-#define SK_ARGS (lab_gemm_f32_args{k.g.a, k.g.b, k.g.c, k.g.m, k.g.n, k.g.k, k.g.lda, k.g.ldb, k.g.ldc, 1.0f, 0.0f, k.partials, k.arrivals, (int)gridDim.x})
-#elif STREAMK
+#if STREAMK
 using Args = lab_gemm_f32_args;
-#define SK_ARGS p
 #else
 using Args = lab_gemm_tc_args;
 #endif
@@ -253,47 +239,6 @@ __device__ __forceinline__ void product(const Args& p, int row0, int col0, int k
 // nor C's stores stand between two tiles' mmas, as they do between one-tile blocks.
 static_assert(STREAMK, "the persistent walk gives its last partial wave to stream-K");
 
-#if TMA
-// The tile's C as the host's C map boxes (64 rows x 32 columns, 128-byte swizzle: 16-byte chunk c
-// of row r at chunk c ^ (r % 8)) in a 1024-byte aligned buffer past the ring; thread 0 sends each
-// box inside C by a TMA store, one bulk group a tile, and waits only for the last tile's group to
-// have been read before the buffer is written again.
-static_assert(WM == 64 && BM % 64 == 0 && BN % 32 == 0 && LAB_TMA_C_COLS == 32 && LAB_TMA_C_ROWS == 64, "a warp's rows fill one row of boxes");
-constexpr int C_BOXES = BM / 64 * (BN / 32), RING_BYTES = STAGES * (BM * BK + BK * BN) * 2;
-static_assert(RING_BYTES + 1024 + C_BOXES * 8192 <= LAB_DYN_SMEM, "the ring, C's boxes and their alignment in the dynamic shared memory");
-
-template <int MT, int NT>
-__device__ __forceinline__ void store_c_tma(const lab_gemm_tma_args& k, int row0, int col0, const float (&acc)[MT][NT][4]) {
-    extern __shared__ __align__(128) unsigned short stages[];
-    unsigned char* ring = reinterpret_cast<unsigned char*>(stages);
-    unsigned char* buf = ring + ((lab_smem_addr(ring) + RING_BYTES + 1023) / 1024 * 1024 - lab_smem_addr(ring));
-    const int lane = threadIdx.x % 32, g = lane >> 2, t = lane & 3, wr = warp_row(), wc = warp_col();
-    if (threadIdx.x == 0) lab_bulk_wait_read<0>();
-    __syncthreads();  // the last tile's boxes have been read
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-        unsigned char* box = buf + (wr / 64 * (BN / 32) + (wc + 8 * j) / 32) * 8192;
-        const int byte = 4 * ((wc + 8 * j) % 32 + 2 * t);
-#pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int r = 16 * i + g + 8 * h;
-                *reinterpret_cast<float2*>(box + r * 128 + ((byte / 16) ^ (r % 8)) * 16 + byte % 16) = make_float2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
-            }
-    }
-    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // visible to the TMA unit
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        for (int b = 0; b < C_BOXES; ++b) {
-            const int r = row0 + b / (BN / 32) * 64, c = col0 + b % (BN / 32) * 32;
-            if (r < k.g.m && c < k.g.n) lab_tma_store_2d(&k.c_map, buf + b * 8192, c, r);
-        }
-        lab_bulk_commit();
-    }
-}
-#endif
-
 __device__ __forceinline__ void walk_tile(int i, int tilesN, int tilesM, int& row0, int& col0) {
     int tr, tc;
     lab_grouped_tile<GROUP_M>(blockIdx.x + i * gridDim.x, tilesN, tilesM, tr, tc);
@@ -303,12 +248,7 @@ __device__ __forceinline__ void walk_tile(int i, int tilesN, int tilesM, int& ro
 // The block's whole tiles first .. first + n - 1, of kt k-tiles each, C stored after each. The
 // last STAGES - 1 k-tiles of a tile copy the next one's first: a loop of their own, so no branch
 // splits the k loop (kt >= STAGES - 1, or n = 1).
-#if TMA
-__device__ __forceinline__ void walk(const lab_gemm_tma_args& k, int first, int n, int kt, int tilesN, int tilesM, float (&acc)[WM / 16][WN / 8][4]) {
-    const Args& p = k.g;
-#else
 __device__ __forceinline__ void walk(const Args& p, int first, int n, int kt, int tilesN, int tilesM, float (&acc)[WM / 16][WN / 8][4]) {
-#endif
     int row0, col0;
     walk_tile(first, tilesN, tilesM, row0, col0);
     Copies cp = copies(p, row0, col0, 0);
@@ -324,12 +264,6 @@ __device__ __forceinline__ void walk(const Args& p, int first, int n, int kt, in
         }
         for (int s = 0; t < kt; ++t, ++s) ktile(p, cp, l, s * BK, more, acc);
         walk_tile(i, tilesN, tilesM, row0, col0);
-#if TMA
-        if (k.c_tma) {
-            store_c_tma(k, row0, col0, acc);
-            continue;
-        }
-#endif
         lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, row0 + warp_row(), col0 + warp_col(), acc);
     }
     lab_cp_async_wait<0>();
@@ -337,14 +271,7 @@ __device__ __forceinline__ void walk(const Args& p, int first, int n, int kt, in
 }
 #endif
 
-#if TMA
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(const __grid_constant__ lab_gemm_tma_args k) {
-    const Args& p = k.g;
-#define WALK_ARGS k
-#else
 extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Args p) {
-#define WALK_ARGS p
-#endif
     const int warp = threadIdx.x / 32;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     float acc[WM / 16][WN / 8][4];
@@ -355,13 +282,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Arg
     __shared__ lab_sk_unit w;
     const int tilesN = (p.n + BN - 1) / BN, tilesM = (p.m + BM - 1) / BM;
 #if PERSISTENT
-    if (threadIdx.x == 0) sched.init(SK_ARGS);
+    if (threadIdx.x == 0) sched.init(p);
     __syncthreads();
     const int n = (int)blockIdx.x < sched.whole ? (sched.whole - 1 - blockIdx.x) / gridDim.x + 1 : 0, kt = sched.ktiles;
     if (kt >= STAGES - 1) {
-        if (n > 0) walk(WALK_ARGS, 0, n, kt, tilesN, tilesM, acc);
+        if (n > 0) walk(p, 0, n, kt, tilesN, tilesM, acc);
     } else {
-        for (int i = 0; i < n; ++i) walk(WALK_ARGS, i, 1, kt, tilesN, tilesM, acc);
+        for (int i = 0; i < n; ++i) walk(p, i, 1, kt, tilesN, tilesM, acc);
     }
 #endif
     for (int u = 0;; ++u) {
@@ -370,7 +297,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Arg
             // Every block is a stream-K one here, its index blockIdx.x.
             if (!sched.share_piece(blockIdx.x, u, w)) w.id = -1;
 #else
-            if (u == 0) sched.init(SK_ARGS);
+            if (u == 0) sched.init(p);
             if (!sched.unit(u, w)) w.id = -1;
 #endif
         }
@@ -379,14 +306,11 @@ extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Arg
         int tr, tc;
         lab_grouped_tile<GROUP_M>(w.id, tilesN, tilesM, tr, tc);
         product(p, tr * BM, tc * BN, w.k0, w.k1, acc);
-        if (sched.piece(w) && !lab_sk_fixup<THREADS>(SK_ARGS, sched, w, reinterpret_cast<float(&)[WM / 16 * WN / 8 * 4]>(acc))) continue;
+        if (sched.piece(w) && !lab_sk_fixup<THREADS>(p, sched, w, reinterpret_cast<float(&)[WM / 16 * WN / 8 * 4]>(acc))) continue;
         lab_grouped_tile<GROUP_M>(w.id, tilesN, tilesM, tr, tc);
         lab_store_m16n8(lab_ptr<float>(p.c), p.ldc, p.m, p.n, tr * BM + wr, tc * BN + wc, acc);
         __syncthreads();  // every thread has read w
     }
-#if TMA
-    if (threadIdx.x == 0) lab_bulk_wait_all();  // the buffer outlives C's last TMA stores
-#endif
 #else
     int row0, col0;
     tile_origin(row0, col0);
