@@ -3,14 +3,18 @@
 //   bf16 -> fp32 (m16n8k16), tf32 -> fp32 (m16n8k8), int8 -> int32 and fp8 e4m3 -> fp32
 //   (m16n8k32), and fp64 (MMA_K = 4: m8n8k4, the DMMA of A100 and later; MMA_K = 16: m16n8k16,
 //   sm_90 and later). CHAINS independent accumulators per warp, operands in registers, a
-//   persistent grid.
+//   persistent grid; each chain reads B from registers of its own, loaded from memory one by one,
+//   as a GEMM warp tile's mmas read different B fragments. With one B shared by every chain, ptxas
+//   copied it into several registers again and again between the mmas (76 moves a 128 mmas), and
+//   the fp16 loop ran 555-588 TFLOP/s on the H200 instead of 626-635 (log 2026-12-04-s46-3).
 // Teaches: what the warp-level MMA path delivers. On Ampere and Ada it is the Tensor Cores'
 //   peak; on Hopper only wgmma (issued by a warpgroup) reaches it, and this kernel shows how far
 //   the older path falls short there.
 // Limits: A is filled with one value a and B with b (or -b), so every element of a product is
 //   K x a x b whatever the fragment layout; each task is (ITERS - 1) / 2 pairs of D += A.B and
 //   D += A.(-B) and one closing D += A.B, so each accumulator ends at c + (tasks it ran) x K x a x b,
-//   exactly. The mma instructions are volatile, so none is merged or dropped.
+//   exactly. The mma instructions are volatile, so NVVM keeps each; ptxas still computes once
+//   what it can prove repeated (fp8 on sm_90, below), so there B differs, to ptxas, each iteration.
 #include "lab_device.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCK_X % 32 == 0, "whole warps");
@@ -46,31 +50,31 @@ __device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], double a, doub
 #endif
 }
 #else
-__device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], const unsigned (&a)[4], const unsigned (&b)[2]) {
+__device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], const unsigned (&a)[4], unsigned b0, unsigned b1) {
 #if PREC == LAB_FP16_F32ACC
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #elif PREC == LAB_FP16_F16ACC
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
                  : "+r"(d[0]), "+r"(d[1])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #elif PREC == LAB_BF16_F32ACC
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #elif PREC == LAB_TF32
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #elif PREC == LAB_INT8
     asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #elif PREC == LAB_FP8_F32ACC
     asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 #else
 #error "PREC: a Tensor Core LAB_* precision of lab.h"
 #endif
@@ -93,10 +97,30 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_02_mma_sync(lab_peak_
     const uint64_t* in = lab_ptr<const uint64_t>(p.inputs);
 #if PREC == LAB_FP64_TENSOR
     const double a = __longlong_as_double(in[0]), up = __longlong_as_double(in[1]), down = __longlong_as_double(in[2]);
+#define LAB_B(b) ((void)i, b)
     const acc_t c = __longlong_as_double(in[3]);
 #else
     const unsigned a[4] = {(unsigned)in[0], (unsigned)in[0], (unsigned)in[0], (unsigned)in[0]};
-    const unsigned up[2] = {(unsigned)in[1], (unsigned)in[1]}, down[2] = {(unsigned)in[2], (unsigned)in[2]};
+    // Volatile loads: ptxas may not merge them, so no two chains share a B register.
+    unsigned up[CHAINS][2], down[CHAINS][2];
+#pragma unroll
+    for (int j = 0; j < CHAINS; ++j)
+#pragma unroll
+        for (int r = 0; r < 2; ++r) {
+            asm volatile("ld.volatile.global.u32 %0, [%1];\n" : "=r"(up[j][r]) : "l"(in + 1));
+            asm volatile("ld.volatile.global.u32 %0, [%1];\n" : "=r"(down[j][r]) : "l"(in + 2));
+        }
+    // sm_90 runs fp8 mma.sync as conversions, mmas into zero and fp32 adds (SASS): with the same B
+    // in every iteration ptxas computed the products once and the loop was adds (1434 TOPS in log
+    // 2026-11-30-s4-3). There B changes with the iteration, XORed with a zero ptxas cannot see.
+    unsigned zero = 0;
+    if (PREC == LAB_FP8_F32ACC) {
+        unsigned x, y;
+        asm volatile("ld.volatile.global.u32 %0, [%1];\n" : "=r"(x) : "l"(in));
+        asm volatile("ld.volatile.global.u32 %0, [%1];\n" : "=r"(y) : "l"(in));
+        zero = x ^ y;
+    }
+#define LAB_B(b) b[j][0] ^ (zero & i), b[j][1] ^ (zero & i)  // chain j's
     const unsigned c_image = (unsigned)in[3];
     const acc_t c = *reinterpret_cast<const acc_t*>(&c_image);
 #endif
@@ -111,12 +135,13 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_02_mma_sync(lab_peak_
 #pragma unroll 8
         for (int i = 0; i < ITERS / 2; ++i) {
 #pragma unroll
-            for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, up);
+            for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, LAB_B(up));
 #pragma unroll
-            for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, down);
+            for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, LAB_B(down));
         }
+        const int i = ITERS / 2;
 #pragma unroll
-        for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, up);
+        for (int j = 0; j < CHAINS; ++j) lab_mma(d[j], a, LAB_B(up));
     }
     double s = 0.0;
 #pragma unroll
