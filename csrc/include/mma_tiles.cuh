@@ -1,6 +1,17 @@
-// What the mma.sync rungs share: zeroing a warp's grid of m16n8 accumulators and storing it.
+// What the mma.sync rungs share: their stages' swizzle, zeroing a warp's grid of m16n8
+// accumulators and storing it.
 #pragma once
 #include "lab_device.cuh"
+
+// Element offset of 16-byte chunk c of row r in a stage whose rows hold W halves, swizzled so
+// the eight rows an 8x8 ldmatrix reads fall in eight different bank groups: 32-half rows hold 4
+// chunks (64 B), so rows 2 apart share banks and the chunk is XORed with (r / 2) % 4; rows of 8
+// or more chunks (128 B and up) all share banks, and the chunk is XORed with r % 8.
+template <int W>
+__device__ __forceinline__ int lab_swizzle16(int r, int c) {
+    static_assert(W == 32 || W % 64 == 0, "rows of 64 bytes or of whole 128-byte lines");
+    return r * W + ((c ^ (W == 32 ? (r >> 1) & 3 : r & 7)) << 3);
+}
 
 template <typename T, int MT, int NT>
 __device__ __forceinline__ void lab_zero(T (&acc)[MT][NT][4]) {

@@ -13,15 +13,16 @@
 //   fetch the same 24 KiB a block every k-tile (L2 hits): their issue, L2's traffic and their wait
 //   are timed, not DRAM's.
 #include "cp_async.cuh"
+#include "mma_tiles.cuh"
 
 static_assert(BLOCK_X == 256 && BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCKS_PER_SM == 1, "one 256-thread block an SM, as the rung");
 static_assert(PREC == LAB_FP16_F32ACC && CHAINS == 32 && ITERS % 2 == 1 && FEED >= 0 && FEED <= 3, "fp16 -> fp32, a 64 x 64 warp tile");
 
 constexpr int BM = 128, BN = 256, BK = 32, MT = 4, NT = 8;
 
-// The rung's swizzles (tensor_04): 16-byte chunk c of row r of a 32-wide A or 256-wide B row.
-__device__ __forceinline__ int a_off(int r, int c) { return r * BK + ((c ^ ((r >> 1) & 3)) << 3); }
-__device__ __forceinline__ int b_off(int r, int c) { return r * BN + ((c ^ (r & 7)) << 3); }
+// The rung's stages (tensor_04): 16-byte chunk c of row r of A's 32-wide and B's 256-wide rows.
+__device__ __forceinline__ int a_off(int r, int c) { return lab_swizzle16<BK>(r, c); }
+__device__ __forceinline__ int b_off(int r, int c) { return lab_swizzle16<BN>(r, c); }
 
 __device__ __forceinline__ void ldsm_x4(unsigned (&d)[4], const void* p, bool trans) {
     const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));

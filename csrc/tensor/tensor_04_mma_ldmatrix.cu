@@ -40,12 +40,9 @@ static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "w
 static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte copies per thread");
 static_assert(STAGES >= 3 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "three stages or more (the loop's one barrier needs them), in the dynamic shared memory");
 
-// Element offsets of 16-byte chunk c of row r, swizzled so the eight rows an 8x8 ldmatrix reads
-// fall in eight different bank groups: 32-wide A rows hold 4 chunks (64 B), so rows 2 apart share
-// banks and the chunk is XORed with (r / 2) % 4; rows of 8 or more chunks (128 B and up) all
-// share banks, and the chunk is XORed with r % 8.
-__device__ __forceinline__ int a_off(int r, int c) { return r * BK + ((c ^ (BK == 32 ? (r >> 1) & 3 : r & 7)) << 3); }
-__device__ __forceinline__ int b_off(int r, int c) { return r * BN + ((c ^ (r & 7)) << 3); }
+// Element offsets of 16-byte chunk c of row r of A's and B's stages (mma_tiles.cuh's swizzle).
+__device__ __forceinline__ int a_off(int r, int c) { return lab_swizzle16<BK>(r, c); }
+__device__ __forceinline__ int b_off(int r, int c) { return lab_swizzle16<BN>(r, c); }
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], const void* p) {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
