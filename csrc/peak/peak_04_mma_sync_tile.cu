@@ -86,6 +86,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_04_mma_sync_tile(lab_
     load(plus, A, B, 0, wr, wc, lane);
     load(minus, A, B, 16, wr, wc, lane);
     const uint64_t warps = (uint64_t)gridDim.x * BLOCK_X / 32;
+    // Task t goes to warp t mod warps; with tasks a multiple of 8 (the manifest's multiple_of where
+    // FEED >= 2) a block's warps run as many, so they all meet at every barrier.
     for (uint64_t t = blockIdx.x * (BLOCK_X / 32) + warp; t < p.tasks; t += warps) {
         for (int k = 0; k < ITERS / 2; ++k) {
 #if FEED >= 2
