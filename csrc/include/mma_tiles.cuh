@@ -1,5 +1,5 @@
-// What the mma.sync rungs share: their stages' swizzle, zeroing a warp's grid of m16n8
-// accumulators and storing it.
+// What the mma.sync rungs share: their stages' swizzle, ldmatrix and the fp16 mma, zeroing a
+// warp's grid of m16n8 accumulators and storing it.
 #pragma once
 #include "lab_device.cuh"
 
@@ -11,6 +11,27 @@ template <int W>
 __device__ __forceinline__ int lab_swizzle16(int r, int c) {
     static_assert(W == 32 || W % 64 == 0, "rows of 64 bytes or of whole 128-byte lines");
     return r * W + ((c ^ (W == 32 ? (r >> 1) & 3 : r & 7)) << 3);
+}
+
+// Four 8x8 b16 matrices from shared memory, one row address a lane (lanes 8i-8i+7: matrix i).
+__device__ __forceinline__ void lab_ldmatrix_x4(unsigned (&d)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+// The same, each matrix transposed on the way (row-major k x n B into mma's column fragments).
+__device__ __forceinline__ void lab_ldmatrix_x4_trans(unsigned (&d)[4], const void* p) {
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
+                 : "r"((unsigned)__cvta_generic_to_shared(p)));
+}
+
+// c += a.b for one m16n8k16 tile, fp16 in, fp32 accumulate.
+__device__ __forceinline__ void lab_mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
 template <typename T, int MT, int NT>

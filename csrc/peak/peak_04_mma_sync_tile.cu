@@ -24,20 +24,6 @@ constexpr int BM = 128, BN = 256, BK = 32, MT = 4, NT = 8;
 __device__ __forceinline__ int a_off(int r, int c) { return lab_swizzle16<BK>(r, c); }
 __device__ __forceinline__ int b_off(int r, int c) { return lab_swizzle16<BN>(r, c); }
 
-__device__ __forceinline__ void ldsm_x4(unsigned (&d)[4], const void* p, bool trans) {
-    const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(p));
-    if (trans)
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(s));
-    else
-        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n" : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3]) : "r"(s));
-}
-
-__device__ __forceinline__ void mma(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 struct Frags {
     unsigned a[MT][4], b[NT / 2][4];
 };
@@ -45,16 +31,16 @@ struct Frags {
 // One k16 step's fragments (k rows kk .. kk + 15 of the stage), as the rung reads them.
 __device__ __forceinline__ void load(Frags& f, const unsigned short* A, const unsigned short* B, int kk, int wr, int wc, int lane) {
 #pragma unroll
-    for (int i = 0; i < MT; ++i) ldsm_x4(f.a[i], A + a_off(wr + 16 * i + (lane & 15), (kk >> 3) + (lane >> 4)), false);
+    for (int i = 0; i < MT; ++i) lab_ldmatrix_x4(f.a[i], A + a_off(wr + 16 * i + (lane & 15), (kk >> 3) + (lane >> 4)));
 #pragma unroll
-    for (int j = 0; j < NT / 2; ++j) ldsm_x4(f.b[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)), true);
+    for (int j = 0; j < NT / 2; ++j) lab_ldmatrix_x4_trans(f.b[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
 }
 
 __device__ __forceinline__ void step(float (&d)[MT][NT][4], const Frags& f) {
 #pragma unroll
     for (int i = 0; i < MT; ++i)
 #pragma unroll
-        for (int j = 0; j < NT; ++j) mma(d[i][j], f.a[i], f.b[j / 2][2 * (j % 2)], f.b[j / 2][2 * (j % 2) + 1]);
+        for (int j = 0; j < NT; ++j) lab_mma_16816(d[i][j], f.a[i], f.b[j / 2][2 * (j % 2)], f.b[j / 2][2 * (j % 2) + 1]);
 }
 
 // inputs: [0] a in both halves, [1] b, [2] -b, [3] c as fp32.

@@ -44,24 +44,6 @@ static_assert(STAGES >= 3 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "
 __device__ __forceinline__ int a_off(int r, int c) { return lab_swizzle16<BK>(r, c); }
 __device__ __forceinline__ int b_off(int r, int c) { return lab_swizzle16<BN>(r, c); }
 
-__device__ __forceinline__ void ldmatrix_x4(unsigned (&d)[4], const void* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-                 : "r"((unsigned)__cvta_generic_to_shared(p)));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&d)[4], const void* p) {
-    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-                 : "=r"(d[0]), "=r"(d[1]), "=r"(d[2]), "=r"(d[3])
-                 : "r"((unsigned)__cvta_generic_to_shared(p)));
-}
-
-__device__ __forceinline__ void mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
 // The block's tile of C: blocks in groups of GROUP_M tile rows (a power of two) walking down the
 // tile columns, so a wave's tiles share A's and B's panels in L2 (row by row, each wave streams
 // all of B from DRAM); a last group of fewer rows keeps the launch's order. Shifts and masks of
@@ -145,9 +127,9 @@ template <int MT, int NT>
 __device__ __forceinline__ void fragments(unsigned (&af)[MT][4], unsigned (&bf)[NT / 2][4], const unsigned short* A, const unsigned short* B,
                                           int kk, int wr, int wc, int lane) {
 #pragma unroll
-    for (int i = 0; i < MT; ++i) ldmatrix_x4(af[i], A + a_off(wr + 16 * i + (lane & 15), (kk >> 3) + (lane >> 4)));
+    for (int i = 0; i < MT; ++i) lab_ldmatrix_x4(af[i], A + a_off(wr + 16 * i + (lane & 15), (kk >> 3) + (lane >> 4)));
 #pragma unroll
-    for (int j = 0; j < NT / 2; ++j) ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
+    for (int j = 0; j < NT / 2; ++j) lab_ldmatrix_x4_trans(bf[j], B + b_off(kk + (lane & 15), ((wc + 16 * j) >> 3) + (lane >> 4)));
 }
 
 // The k loop's state: the stages its mmas read and its copies fill next, and the next k16 step's
@@ -209,7 +191,7 @@ __device__ __forceinline__ void ktile(const Args& p, Copies& cp, Loop& l, int k0
         for (int i = 0; i < MT; ++i) {
 #pragma unroll
             for (int j = 0; j < NT; ++j)
-                mma_16816(acc[i][j], l.af[cur][i], l.bf[cur][j / 2][2 * (j % 2)], l.bf[cur][j / 2][2 * (j % 2) + 1]);
+                lab_mma_16816(acc[i][j], l.af[cur][i], l.bf[cur][j / 2][2 * (j % 2)], l.bf[cur][j / 2][2 * (j % 2) + 1]);
             copy_part(p, cp, next, k0, live, (kk * MT + i) * PER, (kk * MT + i + 1) * PER);
         }
     }
