@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""Does NVRTC make the build's code? For every manifest entry that runs on ARCH (default sm_90),
-compiles the kernel with nvcc and the build's flags and with NVRTC and the tuner's options, both
-to cubins, disassembles both with cuobjdump and compares them instruction by instruction. Needs
-no GPU; needs the toolkit that scripts/setup.sh installs, and cuobjdump with nvdisasm (on PATH,
-or: python3 -m pip install --no-deps --target .toolkit/sass nvidia-cuda-cuobjdump==13.2.78
+"""Does NVRTC make the build's code? For every variant of the built kernel set
+(target/kernels/kernels.json) that has code for ARCH (default sm_90), disassembles the build's own
+fatbin (nvcc's code) and a cubin NVRTC makes of the same source with the tuner's options, and
+compares them instruction by instruction. Needs no GPU; needs a build (`cargo build --release`),
+the NVRTC that scripts/setup.sh installs, and cuobjdump with nvdisasm (on PATH, or:
+python3 -m pip install --no-deps --target .toolkit/sass nvidia-cuda-cuobjdump==13.2.78
 nvidia-cuda-nvdisasm==13.2.78).
 
-    scripts/nvrtc-vs-nvcc.py [--arch sm_90] [FILTER...]   # FILTER: part of an entry's name
+    scripts/nvrtc-vs-nvcc.py [--arch sm_90] [FILTER...]   # FILTER: part of a variant's name
 """
-import argparse, ctypes, glob, os, re, shutil, subprocess, sys, tempfile, tomllib
+import argparse, ctypes, glob, json, os, re, shutil, subprocess, sys, tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TK = os.path.join(ROOT, ".toolkit", "nvidia", "cu13")
@@ -25,14 +26,6 @@ def tool(name, env_var):
         if p and os.access(p, os.X_OK):
             return p
     fail(f"{name} not found: set {env_var}, or see this script's header")
-
-
-def runs_on(arch_req, sm):
-    """The manifest's arch field ("sm_80+", "sm_90a", absent: every architecture) against sm."""
-    if not arch_req:
-        return True
-    n = int(re.match(r"sm_(\d+)", arch_req).group(1))
-    return sm >= n if arch_req.endswith("+") else sm == n
 
 
 def nvrtc_cubin(lib, src, arch, options):
@@ -54,20 +47,24 @@ def nvrtc_cubin(lib, src, arch, options):
     return buf.raw, None
 
 
-def instructions(cuobjdump, env, cubin):
-    out = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=True, env=env).stdout
+def instructions(cuobjdump, env, binary, arch):
+    out = subprocess.run([cuobjdump, "-sass", "-arch", arch, binary], capture_output=True, text=True, check=True, env=env).stdout
     return [re.sub(r"\s+", " ", m.group(1)).strip() for m in re.finditer(r"/\*[0-9a-f]{4,}\*/\s+(.*?);", out)]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--arch", default="sm_90")
+    ap.add_argument("--arch", default="sm_90", help="sm_NN (sm_NNa entries are taken at sm_NNa)")
     ap.add_argument("filters", nargs="*")
     a = ap.parse_args()
     if not re.fullmatch(r"sm_\d+a?", a.arch):
         fail(f"--arch {a.arch}: expected sm_NN or sm_NNa")
-    sm = int(re.match(r"sm_(\d+)", a.arch).group(1))
-    nvcc, cuobjdump = tool("nvcc", "NVCC"), tool("cuobjdump", "CUOBJDUMP")
+    kernels = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target")), "kernels")
+    try:
+        built = json.load(open(os.path.join(kernels, "kernels.json")))
+    except OSError:
+        fail(f"no kernel set in {kernels}: build first (cargo build --release)")
+    cuobjdump = tool("cuobjdump", "CUOBJDUMP")
     env = dict(os.environ, PATH=os.path.dirname(tool("nvdisasm", "NVDISASM")) + os.pathsep + os.environ.get("PATH", ""))
     libdir = os.environ.get("NVRTC_LIB_DIR", os.path.join(TK, "lib"))
     try:
@@ -78,29 +75,26 @@ def main():
         fail(f"NVRTC 13 not loadable from {libdir} ({e}); set NVRTC_LIB_DIR or run scripts/setup.sh")
     same = differ = failed = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for manifest in sorted(glob.glob(os.path.join(ROOT, "csrc", "*", "variants.toml"))):
-            for v in tomllib.load(open(manifest, "rb")).get("variant", []):
-                name = v.get("name", v["file"].removesuffix(".cu"))
-                req = v.get("arch")
-                if not runs_on(req, sm) or (a.filters and not any(f in name for f in a.filters)):
-                    continue
-                arch = f"sm_{sm}a" if req and req.endswith("a") else f"sm_{sm}"
-                block = list(v.get("block", [1])) + [1, 1]
-                defs = [f"-DBLOCK_{d}={n}" for d, n in zip("XYZ", block)] + [f"-D{k}={x}" for k, x in v.get("defines", {}).items()]
-                src = os.path.join(os.path.dirname(manifest), v["file"])
-                built = os.path.join(tmp, name + ".nvcc.cubin")
-                r = subprocess.run([nvcc, "-cubin", "-O3", "-std=c++17", "-lineinfo", f"-I{ROOT}/csrc/include", *defs,
-                                    f"-gencode=arch=compute_{arch[3:]},code={arch}", "-o", built, src], capture_output=True, text=True)
-                cubin, err = nvrtc_cubin(lib, src, arch, defs)
-                if r.returncode or cubin is None:
-                    failed += 1
-                    print(f"{name:48} failed: {err or r.stderr.strip().splitlines()[0]}")
-                    continue
-                rtc = os.path.join(tmp, name + ".nvrtc.cubin")
-                open(rtc, "wb").write(cubin)
-                n, t = instructions(cuobjdump, env, built), instructions(cuobjdump, env, rtc)
-                same, differ = (same + 1, differ) if n == t else (same, differ + 1)
-                print(f"{name:48} {'same' if n == t else 'DIFFERENT':9} nvcc {len(n):6}  NVRTC {len(t):6} instructions")
+        for v in built["variants"]:
+            name = v["name"]
+            arch = next((t for t in v["targets"] if t.removesuffix("a") == a.arch.removesuffix("a")), None)
+            if arch is None or (a.filters and not any(f in name for f in a.filters)):
+                continue
+            # The tuner's defines (jit.rs: Config::compiler_defines): the block, then the manifest's.
+            defs = [f"-DBLOCK_{d}={n}" for d, n in zip("XYZ", v["block"])] + [f"-D{k}={x}" for k, x in v["defines"]]
+            cubin, err = nvrtc_cubin(lib, os.path.join(ROOT, "csrc", v["file"]), arch, defs)
+            if cubin is None:
+                failed += 1
+                print(f"{name:48} NVRTC failed: {err}")
+                continue
+            rtc = os.path.join(tmp, name + ".cubin")
+            open(rtc, "wb").write(cubin)
+            n = instructions(cuobjdump, env, os.path.join(kernels, v["fatbin"]), arch)
+            t = instructions(cuobjdump, env, rtc, arch)
+            same, differ = (same + 1, differ) if n == t else (same, differ + 1)
+            print(f"{name:48} {'same' if n == t else 'DIFFERENT':9} nvcc {len(n):6}  NVRTC {len(t):6} instructions")
+    if same + differ + failed == 0:
+        fail(f"no variant{' matching ' + ','.join(a.filters) if a.filters else ''} has code for {a.arch} in {kernels} (built for {', '.join(built['archs'])})")
     print(f"{same} the same, {differ} different, {failed} failed to compile ({a.arch})")
     return 1 if failed else 0
 
