@@ -36,15 +36,18 @@ def nvrtc_cubin(lib, src, arch, options):
     opts = ["-std=c++17", *options, f"-I{ROOT}/csrc/include", f"--gpu-architecture={arch}"]
     arr = (ctypes.c_char_p * len(opts))(*[o.encode() for o in opts])
     n = ctypes.c_size_t()
-    if lib.nvrtcCompileProgram(prog, len(opts), arr):
-        lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
-        log = ctypes.create_string_buffer(n.value)
-        lib.nvrtcGetProgramLog(prog, log)
-        return None, log.value.decode(errors="replace").strip().splitlines()[0]
-    lib.nvrtcGetCUBINSize(prog, ctypes.byref(n))
-    buf = ctypes.create_string_buffer(n.value)
-    lib.nvrtcGetCUBIN(prog, buf)
-    return buf.raw, None
+    try:
+        if lib.nvrtcCompileProgram(prog, len(opts), arr):
+            lib.nvrtcGetProgramLogSize(prog, ctypes.byref(n))
+            log = ctypes.create_string_buffer(n.value)
+            lib.nvrtcGetProgramLog(prog, log)
+            return None, log.value.decode(errors="replace").strip().splitlines()[0]
+        lib.nvrtcGetCUBINSize(prog, ctypes.byref(n))
+        buf = ctypes.create_string_buffer(n.value)
+        lib.nvrtcGetCUBIN(prog, buf)
+        return buf.raw, None
+    finally:
+        lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
 
 def instructions(cuobjdump, env, binary, arch):

@@ -11,9 +11,9 @@
 //   bounds, and real data (power).
 // Limits: A holds a and B's k-rows 0-15 b, 16-31 -b, so a k-tile is a pair D += A.B, D += A.(-B);
 //   a task is (ITERS - 1) / 2 k-tiles and a closing D += A.B, so each accumulator ends at
-//   c + (tasks its warp ran) x 16ab, exactly (CHAINS = 32 accumulators of ACC = 4). The copies
-//   fetch the same 24 KiB a block every k-tile (L2 hits): their issue, L2's traffic and their wait
-//   are timed, not DRAM's.
+//   c + (tasks its warp ran) x 16ab, exactly (CHAINS = 32 accumulators of ACC = 4). FEED 3's
+//   copies fetch the same 24 KiB a block every k-tile (L2 hits): their issue, L2's traffic and
+//   their wait are timed, not DRAM's.
 #include "cp_async.cuh"
 #include "mma_tiles.cuh"
 
