@@ -15,7 +15,7 @@
 //   D += A.(-B) and one closing D += A.B, so each accumulator ends at c + (tasks it ran) x K x a x b,
 //   exactly. The mma instructions are volatile, so NVVM keeps each; ptxas still computes once
 //   what it can prove repeated (fp8 on sm_90, below), so there B differs, to ptxas, each iteration.
-#include "lab_device.cuh"
+#include "mma_tiles.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCK_X % 32 == 0, "whole warps");
 static_assert(ITERS % 2 == 1 && CHAINS >= 1 && CHAINS <= 8, "ITERS odd: pairs of +B, -B and one +B");
@@ -52,9 +52,7 @@ __device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], double a, doub
 #else
 __device__ __forceinline__ void lab_mma(acc_t (&d)[LAB_ACC_REGS], const unsigned (&a)[4], unsigned b0, unsigned b1) {
 #if PREC == LAB_FP16_F32ACC
-    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
-                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+    lab_mma_16816(d, a, b0, b1);
 #elif PREC == LAB_FP16_F16ACC
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, {%6,%7}, {%0,%1};\n"
                  : "+r"(d[0]), "+r"(d[1])
