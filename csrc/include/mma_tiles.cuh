@@ -1,5 +1,5 @@
-// What the mma.sync rungs share: their stages' swizzle, ldmatrix and the fp16 mma, zeroing a
-// warp's grid of m16n8 accumulators and storing it.
+// What the mma.sync rungs share: their stages' swizzle, ldmatrix, the fp16, tf32 and int8 mmas,
+// zeroing a warp's grid of m16n8 accumulators and storing it.
 #pragma once
 #include "lab_device.cuh"
 
@@ -31,6 +31,20 @@ __device__ __forceinline__ void lab_ldmatrix_x4_trans(unsigned (&d)[4], const vo
 __device__ __forceinline__ void lab_mma_16816(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
     asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
                  : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// c += a.b for one m16n8k8 tile, tf32 in (32-bit registers), fp32 accumulate.
+__device__ __forceinline__ void lab_mma_1688_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// c += a.b for one m16n8k32 tile, int8 in, int32 accumulate.
+__device__ __forceinline__ void lab_mma_16832_s8(int (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                 : "+r"(c[0]), "+r"(c[1]), "+r"(c[2]), "+r"(c[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
