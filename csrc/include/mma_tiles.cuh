@@ -34,6 +34,20 @@ __device__ __forceinline__ void lab_mma_16816(float (&c)[4], const unsigned (&a)
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// One row of a warp's grid of m16n8k16 mmas: row i's A fragment times the NT column fragments
+// (b[j / 2] holds columns j and j + 1), right to left where `reverse`. The warp tile goes row by
+// row, every other row reversed (a serpentine), so each mma shares an operand with the one before:
+// A's along a row, B's at a turn. Every row left to right ran the mma.sync rung 0.7%-1.0% slower
+// at 8192^3 (logs 2026-12-05-s50-1, s50-2); column by column, 9% (A read by every mma, s46-4).
+template <int NT>
+__device__ __forceinline__ void lab_mma_row(float (&c)[NT][4], const unsigned (&a)[4], const unsigned (&b)[NT / 2][4], bool reverse) {
+#pragma unroll
+    for (int jj = 0; jj < NT; ++jj) {
+        const int j = reverse ? NT - 1 - jj : jj;
+        lab_mma_16816(c[j], a, b[j / 2][2 * (j % 2)], b[j / 2][2 * (j % 2) + 1]);
+    }
+}
+
 // c += a.b for one m16n8k8 tile, tf32 in (32-bit registers), fp32 accumulate.
 __device__ __forceinline__ void lab_mma_1688_tf32(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
     asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"

@@ -40,9 +40,7 @@ __device__ __forceinline__ void load(Frags& f, const unsigned short* A, const un
 
 __device__ __forceinline__ void step(float (&d)[MT][NT][4], const Frags& f) {
 #pragma unroll
-    for (int i = 0; i < MT; ++i)
-#pragma unroll
-        for (int j = 0; j < NT; ++j) lab_mma_16816(d[i][j], f.a[i], f.b[j / 2][2 * (j % 2)], f.b[j / 2][2 * (j % 2) + 1]);
+    for (int i = 0; i < MT; ++i) lab_mma_row<NT>(d[i], f.a[i], f.b, i % 2);
 }
 
 // inputs: [0] a in both halves, [1] b, [2] -b, [3] c as fp32.

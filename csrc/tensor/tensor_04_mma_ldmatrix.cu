@@ -189,9 +189,7 @@ __device__ __forceinline__ void ktile(const Args& p, Copies& cp, Loop& l, int k0
         fragments<MT, NT>(l.af[cur ^ 1], l.bf[cur ^ 1], src, src + BM * BK, kk == KK - 1 ? 0 : 16 * (kk + 1), wr, wc, lane);
 #pragma unroll
         for (int i = 0; i < MT; ++i) {
-#pragma unroll
-            for (int j = 0; j < NT; ++j)
-                lab_mma_16816(acc[i][j], l.af[cur][i], l.bf[cur][j / 2][2 * (j % 2)], l.bf[cur][j / 2][2 * (j % 2) + 1]);
+            lab_mma_row<NT>(acc[i], l.af[cur][i], l.bf[cur], i % 2);
             copy_part(p, cp, next, k0, live, (kk * MT + i) * PER, (kk * MT + i + 1) * PER);
         }
     }
