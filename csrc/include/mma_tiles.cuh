@@ -37,8 +37,9 @@ __device__ __forceinline__ void lab_mma_16816(float (&c)[4], const unsigned (&a)
 // One row of a warp's grid of m16n8k16 mmas: row i's A fragment times the NT column fragments
 // (b[j / 2] holds columns j and j + 1), right to left where `reverse`. The warp tile goes row by
 // row, every other row reversed (a serpentine), so each mma shares an operand with the one before:
-// A's along a row, B's at a turn. Every row left to right ran the mma.sync rung 0.7%-1.0% slower
-// at 8192^3 (logs 2026-12-05-s50-1, s50-2); column by column, 9% (A read by every mma, s46-4).
+// A's along a row, B's at a turn. Every row left to right ran the mma.sync rung 0.4%-1.0% slower
+// (0.7% mean) at 8192^3 (logs 2026-12-05-s50-1, s50-2); column by column, 9% (A read by every
+// mma, s46-4).
 template <int NT>
 __device__ __forceinline__ void lab_mma_row(float (&c)[NT][4], const unsigned (&a)[4], const unsigned (&b)[NT / 2][4], bool reverse) {
 #pragma unroll
