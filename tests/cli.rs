@@ -134,8 +134,8 @@ fn registry_commands_need_no_gpu() {
     assert!(text.contains("sgemm_08_double_buffered") && text.contains("NVRTC 12.") && !text.contains("sgemm_10"), "{text}");
 }
 
-/// The committed results (results/nvidia-h200-sm_90, from real runs) and the schema-1 files of
-/// earlier sessions.
+/// The committed results (results/nvidia-h200-sm_90, from real runs) and a schema-1 file (the
+/// format `migrate` reads).
 fn committed() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     vec![
