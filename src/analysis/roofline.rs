@@ -128,88 +128,151 @@ pub fn headline(pts: &[Point]) -> Vec<Point> {
     out
 }
 
-/// The roofline as an SVG: one horizontal ceiling per measured precision, the DRAM and L2
-/// diagonals, and the points, one colour per family, the fastest variant of each named.
+/// The roofline as an SVG: one horizontal ceiling per measured precision and the DRAM and L2
+/// diagonals, each named in a column beside the plot, spaced so no two names collide; the points,
+/// one colour per family (the vendor's hollow); and, in a panel of its own so it covers no point,
+/// the legend: each family's colour with its fastest variant.
 pub fn svg(title: &str, c: &Ceilings, pts: &[Point]) -> String {
     let mut out = String::new();
     let _ = draw(&mut out, title, c, pts);
-    out
+    super::svg::fluid(out, SIZE)
 }
 
-fn draw(out: &mut String, title: &str, c: &Ceilings, pts: &[Point]) -> Result<(), Box<dyn std::error::Error>> {
-    let root = SVGBackend::with_string(out, (900, 600)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let top = c.compute.iter().map(|x| x.1).chain(pts.iter().map(|p| p.tflops)).fold(1.0, f64::max) * 2.0;
-    let (x0, x1) = (0.01, 10_000.0);
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, ("sans-serif", 20))
-        .margin(15)
-        .x_label_area_size(45)
-        .y_label_area_size(60)
-        .build_cartesian_2d((x0..x1).log_scale(), (0.01..top).log_scale())?;
-    chart.configure_mesh().x_desc("arithmetic intensity, FLOP per byte of DRAM traffic").y_desc("TFLOP/s").draw()?;
-    let palette = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK];
-    for (i, &(p, peak)) in c.compute.iter().enumerate() {
-        let color = palette[i % palette.len()];
-        let line: Vec<(f64, f64)> = match c.dram_gbs {
-            Some(bw) => vec![(x0, x0 * bw / 1e3), (peak * 1e3 / bw, peak), (x1, peak)],
-            None => vec![(x0, peak), (x1, peak)],
-        };
-        chart
-            .draw_series(LineSeries::new(line, color.stroke_width(2)))?
-            .label(format!("{} {peak:.1}", p.label()))
-            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], color));
-        // The ceiling's name on its line too, at the right, where the points do not reach.
-        chart.draw_series(std::iter::once(Text::new(
-            format!("{} {peak:.0}", p.label()),
-            (x1 / 40.0, peak * 1.08),
-            ("sans-serif", 11).into_font().color(&color),
-        )))?;
-    }
-    if let Some(bw) = c.dram_gbs {
-        chart
-            .draw_series(LineSeries::new(vec![(x0, x0 * bw / 1e3), (x1, x1 * bw / 1e3)], BLACK.mix(0.7)))?
-            .label(format!("DRAM {bw:.0} GB/s"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.7)));
-    }
-    if let Some(l2) = c.l2_gbs {
-        chart
-            .draw_series(LineSeries::new(vec![(x0, x0 * l2 / 1e3), (x1, x1 * l2 / 1e3)], BLACK.mix(0.4)))?
-            .label(format!("L2 {l2:.0} GB/s"))
-            .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.mix(0.4)));
-    }
-    // One colour per family, in the legend; the fastest non-baseline point of each family named.
-    let dots = [
+const SIZE: (u32, u32) = (1060, 600);
+/// Where the plot ends and the column of ceiling names begins; the legend's panel after it.
+const PLOT_W: u32 = 720;
+const LEGEND_X: i32 = 830;
+const FONT: u32 = 13;
+
+/// A family's colour: by its place in the registry, so a family keeps its colour in every plot
+/// and no two families share one.
+pub fn family_color(family: &str) -> RGBColor {
+    const PALETTE: [RGBColor; 14] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
         RGBColor(214, 39, 40),
         RGBColor(148, 103, 189),
         RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+        RGBColor(0, 70, 140),
+        RGBColor(150, 0, 90),
+        RGBColor(0, 110, 70),
+        RGBColor(120, 70, 0),
     ];
-    let mut families: Vec<&str> = Vec::new();
-    for p in pts {
-        if !families.contains(&p.family.as_str()) {
-            families.push(&p.family);
+    let names: Vec<&str> = families::all().iter().map(|f| f.info().name).collect();
+    let i = names.iter().position(|n| *n == family).unwrap_or_else(|| names.len() + family.len());
+    PALETTE[i % PALETTE.len()]
+}
+
+/// Pixel rows for labels wanted at `want` (any order), at least `gap` apart, as near their wish
+/// as that allows, inside [lo, hi].
+fn spread(want: &[i32], gap: i32, lo: i32, hi: i32) -> Vec<i32> {
+    let mut order: Vec<usize> = (0..want.len()).collect();
+    order.sort_by_key(|&i| want[i]);
+    let mut at: Vec<i32> = order.iter().map(|&i| want[i].clamp(lo, hi)).collect();
+    for k in 1..at.len() {
+        at[k] = at[k].max(at[k - 1] + gap);
+    }
+    // Pushed past the bottom: slide the run back up.
+    if let Some(&last) = at.last() {
+        let over = last - hi;
+        if over > 0 {
+            for a in at.iter_mut() {
+                *a -= over;
+            }
+            for k in (0..at.len().saturating_sub(1)).rev() {
+                at[k] = at[k].min(at[k + 1] - gap);
+            }
         }
     }
-    for (i, fam) in families.iter().enumerate() {
-        let color = dots[i % dots.len()];
-        let mine: Vec<&Point> = pts.iter().filter(|p| p.family == *fam).collect();
-        chart
-            .draw_series(mine.iter().map(|p| Circle::new((p.intensity, p.tflops), 3, color.filled())))?
-            .label(*fam)
-            .legend(move |(x, y)| Circle::new((x + 10, y), 3, color.filled()));
+    let mut out = vec![0; want.len()];
+    for (k, &i) in order.iter().enumerate() {
+        out[i] = at[k];
+    }
+    out
+}
+
+fn draw(out: &mut String, title: &str, c: &Ceilings, pts: &[Point]) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::style::text_anchor::{HPos, Pos, VPos};
+    let root = SVGBackend::with_string(out, SIZE).into_drawing_area();
+    root.fill(&WHITE)?;
+    let (plot, _) = root.split_horizontally(PLOT_W);
+    let top = c.compute.iter().map(|x| x.1).chain(pts.iter().map(|p| p.tflops)).fold(1.0, f64::max) * 2.0;
+    let bottom = pts.iter().map(|p| p.tflops).fold(top, f64::min).max(1e-4) / 2.0;
+    let decade = |v: f64, up: bool| 10f64.powf(if up { v.log10().ceil() } else { v.log10().floor() });
+    let (x0, x1) = (
+        decade(pts.iter().map(|p| p.intensity).fold(1.0, f64::min).max(1e-3) / 2.0, false),
+        decade(pts.iter().map(|p| p.intensity).fold(1.0, f64::max) * 2.0, true),
+    );
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(50)
+        .y_label_area_size(65)
+        .build_cartesian_2d((x0..x1).log_scale(), (decade(bottom, false)..top).log_scale())?;
+    chart
+        .configure_mesh()
+        .x_desc("arithmetic intensity, FLOP per byte of DRAM traffic")
+        .y_desc("TFLOP/s")
+        .label_style(("sans-serif", FONT))
+        .axis_desc_style(("sans-serif", FONT + 1))
+        .light_line_style(WHITE.mix(0.0))
+        .draw()?;
+    // The ceilings: compute roofs bent down by the DRAM diagonal, then the bandwidths themselves.
+    let mut names: Vec<(String, f64, RGBAColor)> = Vec::new();
+    for &(p, peak) in &c.compute {
+        let line: Vec<(f64, f64)> = match c.dram_gbs {
+            Some(bw) if peak * 1e3 / bw > x0 => vec![(x0, x0 * bw / 1e3), (peak * 1e3 / bw, peak), (x1, peak)],
+            _ => vec![(x0, peak), (x1, peak)],
+        };
+        let grey = BLACK.mix(0.45);
+        chart.draw_series(LineSeries::new(line, grey.stroke_width(1)))?;
+        names.push((format!("{} {peak:.0}", p.label()), peak, grey));
+    }
+    for (what, bw, shade) in [("DRAM", c.dram_gbs, 0.8), ("L2", c.l2_gbs, 0.35)] {
+        let Some(bw) = bw else { continue };
+        chart.draw_series(LineSeries::new(vec![(x0, x0 * bw / 1e3), (x1, x1 * bw / 1e3)], BLACK.mix(shade).stroke_width(2)))?;
+        // Named where the diagonal leaves the plot: its right edge, or the top.
+        names.push((format!("{what} {bw:.0} GB/s"), (x1 * bw / 1e3).min(top), BLACK.mix(shade)));
+    }
+    let right = chart.backend_coord(&(x1, top)).0 + 6;
+    let (lo, hi) = (chart.backend_coord(&(x1, top)).1, chart.backend_coord(&(x1, decade(bottom, false))).1);
+    let rows = spread(&names.iter().map(|n| chart.backend_coord(&(x1, n.1)).1).collect::<Vec<_>>(), FONT as i32 + 3, lo, hi);
+    for ((text, _, color), y) in names.iter().zip(rows) {
+        let style = ("sans-serif", FONT).into_font().color(color).pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new(text.clone(), (right, y), style))?;
+    }
+    // The points, family by family in registry order; the vendor's hollow.
+    let mut fams: Vec<&str> = pts.iter().map(|p| p.family.as_str()).collect();
+    fams.sort_by_key(|f| families::all().iter().position(|x| x.info().name == *f).unwrap_or(usize::MAX));
+    fams.dedup();
+    let mut y = chart.backend_coord(&(x1, top)).1;
+    let head = ("sans-serif", FONT + 1).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+    root.draw(&Text::new("family: its fastest kernel", (LEGEND_X, y), head))?;
+    for fam in fams {
+        let color = family_color(fam);
+        let mine: Vec<&Point> = pts.iter().filter(|p| p.family == fam).collect();
+        chart.draw_series(mine.iter().map(|p| {
+            let style = if p.baseline { color.stroke_width(1) } else { color.filled() };
+            Circle::new((p.intensity, p.tflops), 3, style)
+        }))?;
+        y += 2 * FONT as i32 + 8;
+        root.draw(&Circle::new((LEGEND_X + 5, y), 5, color.filled()))?;
+        let name = ("sans-serif", FONT).into_font().color(&color).pos(Pos::new(HPos::Left, VPos::Center));
+        root.draw(&Text::new(fam.to_string(), (LEGEND_X + 16, y), name))?;
         if let Some(best) = mine.iter().filter(|p| !p.baseline).max_by(|a, b| a.tflops.total_cmp(&b.tflops)) {
-            let name = format!("{} {}", best.variant, best.shape);
-            chart.draw_series(std::iter::once(Text::new(
-                name,
-                (best.intensity * 1.15, best.tflops),
-                ("sans-serif", 11).into_font().color(&color),
-            )))?;
+            let small = ("sans-serif", FONT - 2).into_font().color(&BLACK.mix(0.75)).pos(Pos::new(HPos::Left, VPos::Center));
+            root.draw(&Text::new(format!("{} {:.0}", best.variant, best.tflops), (LEGEND_X + 16, y + FONT as i32 + 1), small))?;
         }
     }
-    super::svg::legend(&mut chart, SeriesLabelPosition::LowerRight)?;
+    y += 2 * FONT as i32 + 8;
+    root.draw(&Circle::new((LEGEND_X + 5, y), 4, BLACK.stroke_width(1)))?;
+    let note = ("sans-serif", FONT - 1).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
+    root.draw(&Text::new("hollow: the vendor library", (LEGEND_X + 16, y), note))?;
     root.present()?;
     Ok(())
 }
