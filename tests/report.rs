@@ -1,11 +1,13 @@
-//! The HTML report of the committed H200 runs, read for its structure: the summary first, then a
-//! section per family with its plot (a bar per measured variant at the plotted shape) and its
-//! folded table, under 1 MB, every plot well-formed.
+//! The HTML report of the committed H200 runs, read for its structure: the contents first, then a
+//! section per family with its verdict and its plot (a bar per measured variant at the plotted
+//! shape) before its folded table, under 1 MB, every plot well-formed; and in a browser at a
+//! phone's and a monitor's width: no sideways scroll, every bar drawn, a roofline whose labels
+//! neither collide nor cover a point, with a distinct colour per family.
 
 use std::process::Command;
 
 #[test]
-fn the_html_report_opens_on_a_summary_and_plots_every_family() {
+fn the_html_report_opens_on_its_contents_and_plots_every_family() {
     let out = Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
         .args(["report", "results/nvidia-h200-sm_90", "--format", "html"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -15,7 +17,10 @@ fn the_html_report_opens_on_a_summary_and_plots_every_family() {
     let page = String::from_utf8(out.stdout).unwrap();
     assert!(page.len() < 1 << 20, "{} bytes", page.len());
     let at = |s: &str| page.find(s).unwrap_or_else(|| panic!("no {s}"));
-    assert!(at("<h2>Summary") < at("<h2>Families") && at("<h2>Families") < at("<h2>Devices") && at("<h2>Devices") < at("<h2>Provenance"));
+    // Contents first; then the families' verdicts and plots before any long table.
+    assert!(at("<h2>Contents") < at("<h2 id=\"families\">") && at("<h2 id=\"families\">") < at("<h2 id=\"devices\">"));
+    assert!(at("<h2 id=\"devices\">") < at("<h2 id=\"summary\">") && at("<h2 id=\"summary\">") < at("<h2 id=\"provenance\">"));
+    assert!(at("<p class=\"verdict\">") < at("<figure class=\"ladder\"") && at("<figure class=\"ladder\"") < at("<table>"));
     let sections: Vec<&str> = page.split("<section id=\"family-").skip(1).map(|s| s.split("</section>").next().unwrap()).collect();
     let names: Vec<&str> = sections.iter().map(|s| s.split('"').next().unwrap()).collect();
     for family in ["sgemm", "tensor", "memory", "transpose", "reduce", "l2", "peak", "tf32", "int8"] {
@@ -24,7 +29,8 @@ fn the_html_report_opens_on_a_summary_and_plots_every_family() {
         assert!(s.contains("<svg") && s.contains("</svg>") && s.contains("<details>"), "{family}: a plot and a folded table");
         // The white background, then one bar per variant at the plotted shape.
         assert!(s.matches("<rect").count() >= 3, "{family}: {} rects", s.matches("<rect").count());
-        assert!(page[..at("<h2>Families")].contains(&format!("<td>{family}</td>")), "{family} is in the summary");
+        assert!(page[at("<h2 id=\"summary\">")..].contains(&format!("<td>{family}</td>")), "{family} is in the summary");
+        assert!(s.contains("<p class=\"verdict\">On "), "{family}: a verdict");
     }
 }
 
@@ -42,6 +48,17 @@ window.addEventListener('load', () => {
   r.curves = [...document.querySelectorAll('figure.curves svg')].map(svg => {
     const box = svg.getBoundingClientRect();
     return { width: box.width, height: box.height, points: svg.querySelectorAll('circle').length };
+  });
+  // The roofline: no two texts overlap, no text covers a point, one distinct colour a family.
+  const hit = (a, b) => a.left < b.right - 0.5 && b.left < a.right - 0.5 && a.top < b.bottom - 0.5 && b.top < a.bottom - 0.5;
+  r.rooflines = [...document.querySelectorAll('figure.roofline svg')].map(svg => {
+    const texts = [...svg.querySelectorAll('text')].map(t => t.getBoundingClientRect()).filter(b => b.width > 0);
+    let overlaps = 0;
+    texts.forEach((a, i) => texts.slice(i + 1).forEach(b => { if (hit(a, b)) overlaps++; }));
+    const circles = [...svg.querySelectorAll('circle')];
+    const covered = circles.filter(c => texts.some(t => hit(t, c.getBoundingClientRect()))).length;
+    const legend = circles.filter(c => c.getAttribute('r') === '5').map(c => c.getAttribute('fill'));
+    return { texts: texts.length, overlaps, covered, points: circles.length, legend, distinct: new Set(legend).size };
   });
   parent.postMessage(JSON.stringify(r), '*');
 });
@@ -91,6 +108,15 @@ fn in_a_browser_the_page_fits_a_phone_and_a_monitor_and_draws_every_plot() {
         for f in figures {
             assert!(f["width"].as_f64().unwrap() > 0.0 && f["height"].as_f64().unwrap() > 0.0, "at {w} px: {f}");
             assert!(f["drawn"].as_i64().unwrap() >= f["want"].as_i64().unwrap(), "at {w} px, a mark per variant: {f}");
+        }
+        let rooflines = v["rooflines"].as_array().unwrap();
+        assert!(!rooflines.is_empty(), "at {w} px: no roofline");
+        for r in rooflines {
+            assert_eq!(r["overlaps"], 0, "at {w} px, roofline labels overlap: {r}");
+            assert_eq!(r["covered"], 0, "at {w} px, a label or the legend covers a point: {r}");
+            let legend = r["legend"].as_array().unwrap().len() as i64;
+            assert!(legend >= 6 && r["distinct"].as_i64() == Some(legend), "at {w} px, a distinct colour per family: {r}");
+            assert!(r["points"].as_i64().unwrap() > 100 && r["texts"].as_i64().unwrap() > 20, "at {w} px: {r}");
         }
         // The L2 sweep, the alignment study, host transfers, NCCL and peer copies.
         let curves = v["curves"].as_array().unwrap();

@@ -1,6 +1,7 @@
 //! The report as one self-contained HTML page (inline SVG, no network), in the order it is read:
-//! a summary per family and device, then per family its ladder plot and (folded) its entries
-//! side by side, then per device its ceilings and roofline, then where every figure came from.
+//! the contents; per family a one-sentence verdict per device and its ladder plots, then (folded)
+//! its entries side by side; per device its roofline and ceilings; the summary tables, folded; and
+//! where every figure came from. Nothing long comes before the plots.
 
 use super::{across, cell, curves, plots, price_for, sections, Prices, View};
 use crate::analysis::roofline;
@@ -22,13 +23,38 @@ pub fn table(header: &[String], rows: &[Vec<String>]) -> String {
 }
 
 fn summary(files: &[(String, View)], labels: &[String]) -> String {
-    table(&across::SUMMARY_HEADER.map(String::from), &across::summary_rows(files, labels))
-        + &across::bound_rows(files)
-            .map(|(h, r)| {
-                format!("<p>The sheet's GPUs with no results: the same work's attainable bound, not a measurement.</p>\n{}", table(&h, &r))
-            })
-            .unwrap_or_default()
-        + &across::tuned_rows(files, labels).map(|(h, r)| format!("<p>Tuned constants per GPU.</p>\n{}", table(&h, &r))).unwrap_or_default()
+    let mut out = table(&across::SUMMARY_HEADER.map(String::from), &across::summary_rows(files, labels));
+    if let Some((h, r)) = across::bound_rows(files) {
+        out += &format!(
+            "<details><summary>the sheet's GPUs with no results: the same work's attainable bound, not a measurement</summary>\n{}</details>\n",
+            table(&h, &r)
+        );
+    }
+    if let Some((h, r)) = across::tuned_rows(files, labels) {
+        out += &format!("<details><summary>tuned constants per GPU ({} variant and shape pairs)</summary>\n{}</details>\n", r.len(), table(&h, &r));
+    }
+    out
+}
+
+/// One sentence per device on a family: its fastest variant at the plotted shape, against the
+/// vendor baseline (paired, with its interval) or the sheet, in which regime.
+fn verdict(f: &View, fam: &str, label: &str) -> Option<String> {
+    let (e, _) = across::best(f, fam)?;
+    let against = match (&e.paired, e.vs_baseline, e.vs_peak) {
+        (Some(p), _, _) => format!("{:.3}x the vendor baseline [{:.3}, {:.3}]", p.ratio.value, p.ratio.low, p.ratio.high),
+        (None, Some(r), _) => format!("{r:.3}x the vendor baseline"),
+        (None, None, Some(r)) => format!("{:.0}% of the spec sheet's rate", 100.0 * r),
+        _ => return None,
+    };
+    let best = e.paired_best.as_ref().map(|p| format!(", {:.3}x cuBLASLt's best", p.ratio.value)).unwrap_or_default();
+    let regime = e.timing.map(|t| format!(", timed {}", t.regime.label())).unwrap_or_default();
+    Some(format!(
+        "On {label}, the fastest at {} is {}: {} {}, {against}{best}{regime}.",
+        e.shape,
+        e.label(),
+        e.rate.map(super::rate_text).unwrap_or_default(),
+        e.unit.label()
+    ))
 }
 
 /// Per family: a ladder per device, then the family's rows side by side, folded.
@@ -39,6 +65,11 @@ fn family_sections(files: &[(String, View)], labels: &[String], keys: &[(String,
     let mut out = String::new();
     for fam in fams {
         out.push_str(&format!("<section id=\"family-{0}\" class=\"family\">\n<h3>{0}</h3>\n", esc(fam)));
+        for ((_, f), label) in files.iter().zip(labels) {
+            if let Some(v) = verdict(f, fam, label) {
+                out.push_str(&format!("<p class=\"verdict\">{}</p>\n", esc(&v)));
+            }
+        }
         for ((_, f), label) in files.iter().zip(labels) {
             let mine: Vec<&Entry> = f.entries.iter().filter(|e| &e.family == fam).collect();
             for at in plots::ladder_shapes(&mine, LADDERS) {
@@ -77,15 +108,20 @@ fn devices(files: &[(String, View)], labels: &[String], prices: &Prices) -> Stri
         let c = roofline::ceilings(f);
         let all = roofline::points(f);
         let pts = roofline::headline(&all);
-        out.push_str(&format!("<h3>{}</h3>\n<p>{}</p>\n", esc(label), esc(path)));
-        out.push_str(&roofline::svg(&format!("{label}: measured roofline"), &c, &all));
+        out.push_str(&format!("<h3 id=\"device-{0}\">{1}</h3>\n<p>{2}</p>\n", esc(&label.replace(' ', "-")), esc(label), esc(path)));
+        out.push_str(&format!("<figure class=\"roofline\">\n{}</figure>\n", roofline::svg(&format!("{label}: measured roofline"), &c, &all)));
         for extra in [curves::transfers(f, label), curves::multi(f, label)].into_iter().flatten() {
             out.push_str(&format!("<figure class=\"curves\">\n{}</figure>\n", curves::svg(&extra)));
         }
-        out.push_str(&table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(&c, &pts, price_for(f, prices))));
+        out.push_str(&format!(
+            "<details><summary>each family's fastest kernel and baseline per shape against the measured roofs</summary>\n{}</details>\n",
+            table(&roofline::TABLE_HEADER.map(String::from), &roofline::table_rows(&c, &pts, price_for(f, prices)))
+        ));
         let (h, r) = roofline::bounds_rows(&pts);
-        out.push_str("<p>The same work on the spec sheet's GPUs: attainable bounds, not measurements.</p>\n");
-        out.push_str(&table(&h, &r));
+        out.push_str(&format!(
+            "<details><summary>the same work on the spec sheet's GPUs: attainable bounds, not measurements</summary>\n{}</details>\n",
+            table(&h, &r)
+        ));
         let text = sections::free_text(f, label);
         if !text.is_empty() {
             out.push_str(&format!("<details><summary>notes, transfers, several GPUs</summary><pre>{}</pre></details>\n", esc(&text)));
@@ -121,14 +157,22 @@ fn provenance(files: &[(String, View)], labels: &[String]) -> String {
 /// The whole page.
 pub fn page(files: &[(String, View)], labels: &[String], keys: &[(String, String, String)], prices: &Prices) -> String {
     let fams = across::families(files);
+    let contents: String = fams.iter().map(|f| format!("<li><a href=\"#family-{0}\">{0}</a></li>", esc(f))).collect();
     let body = format!(
-        "<h1>kernel-lab report</h1>\n<h2>Summary</h2>\n<p>Per family and GPU, the best variant at the family's most \
-         measured shape: its ratio to the vendor baseline timed in pairs with it, with the ratio's 95% interval; the \
-         spec sheet's GPUs with no results show the same work's attainable bound, not a measurement.</p>\n{}\
-         <h2>Families</h2>\n{}<h2>Devices: ceilings and rooflines</h2>\n{}<h2>Provenance</h2>\n{}",
-        summary(files, labels),
+        "<h1>kernel-lab report</h1>\n<nav id=\"contents\"><h2>Contents</h2>\n<ol>\
+         <li><a href=\"#families\">Families</a><ol>{contents}</ol></li>\
+         <li><a href=\"#devices\">Devices: rooflines and ceilings</a></li>\
+         <li><a href=\"#summary\">Summary tables</a></li>\
+         <li><a href=\"#provenance\">Provenance</a></li></ol></nav>\n\
+         <h2 id=\"families\">Families</h2>\n<p>Per family, its fastest variant on each GPU, then a bar per variant at the \
+         family's most measured shapes: the ratio to the vendor baseline timed in pairs with it, the whisker its 95% \
+         interval.</p>\n{}<h2 id=\"devices\">Devices: rooflines and ceilings</h2>\n{}\
+         <h2 id=\"summary\">Summary tables</h2>\n<p>Per family and GPU, the best variant at the family's most \
+         measured shape: its ratio to the vendor baseline timed in pairs with it, with the ratio's 95% interval.</p>\n{}\
+         <h2 id=\"provenance\">Provenance</h2>\n{}",
         family_sections(files, labels, keys, &fams),
         devices(files, labels, prices),
+        summary(files, labels),
         provenance(files, labels)
     );
     format!(
@@ -137,7 +181,9 @@ pub fn page(files: &[(String, View)], labels: &[String], keys: &[(String, String
          body{{font-family:sans-serif;margin:1em auto;max-width:1200px;padding:0 1em}}\
          .wide{{overflow-x:auto;max-width:100%}}table{{border-collapse:collapse;font-size:12px;margin:1em 0}}\
          td,th{{border:1px solid #ccc;padding:2px 6px;text-align:right}}svg{{max-width:100%;height:auto}}\
-         pre{{white-space:pre-wrap;font-size:11px}}details{{margin:0.5em 0}}\
+         figure{{margin:1em 0;overflow-x:auto;max-width:100%}}\
+         @media (max-width:700px){{figure svg{{min-width:640px;max-width:none}}}}\
+         pre{{white-space:pre-wrap;font-size:11px}}details{{margin:0.5em 0}}.verdict{{margin:0.3em 0}}\
          @media print{{details{{display:block}}}}</style></head><body>\n{body}</body></html>\n"
     )
 }
