@@ -172,3 +172,130 @@ fn compare_and_history_on_the_committed_runs() {
     bad(&["bench", "--regime", "cold"], "invalid value 'cold'");
     bad(&["bench", "--target", "0"], "--target must be");
 }
+
+/// An sgemm entry with a paired ratio of `ratio` in [low, high] and launches of `ms` (the
+/// subject's median) and `baseline_ms`.
+fn pair(ratio: f64, low: f64, high: f64, ms: f64, baseline_ms: f64) -> Entry {
+    let e = paired("v", ratio, 0.0);
+    Entry { time: Summary::of(&[ms]), paired: Some(Paired { ratio: Interval { value: ratio, low, high }, pairs: 20, baseline_ms }), ..e }
+}
+
+#[test]
+fn the_threshold_is_a_strict_edge_on_either_side() {
+    // Binary-exact values, so the change is exactly 0.25: a change equal to the threshold is SAME.
+    let old = pair(1.0, 0.999, 1.001, 2.8, 2.7);
+    let up = pair(1.25, 1.249, 1.251, 2.8, 2.7);
+    let down = pair(0.75, 0.749, 0.751, 2.8, 2.7);
+    for (new, verdict) in [(&up, Verdict::Faster), (&down, Verdict::Slower)] {
+        let at = compare(std::slice::from_ref(&old), std::slice::from_ref(new), 0.25);
+        assert_eq!((at[0].change.abs(), at[0].verdict), (0.25, Verdict::Same));
+        assert_eq!(compare(std::slice::from_ref(&old), std::slice::from_ref(new), 0.2499)[0].verdict, verdict);
+    }
+    // Apart, and faster by less than the threshold: SAME, not FASTER.
+    let a_little = pair(1.01, 1.009, 1.011, 2.8, 2.7);
+    assert_eq!(verdict(old.clone(), a_little.clone()), Verdict::Same);
+    assert_eq!(compare(std::slice::from_ref(&old), &[a_little], 0.0)[0].verdict, Verdict::Faster, "a zero threshold: any change apart");
+    // Over the threshold, the intervals touching: SAME; a hair apart: judged.
+    assert_eq!(verdict(old.clone(), pair(1.1, 1.001, 1.2, 2.8, 2.7)), Verdict::Same);
+    assert_eq!(verdict(old.clone(), pair(1.1, 1.0011, 1.2, 2.8, 2.7)), Verdict::Faster);
+    assert_eq!(verdict(old.clone(), pair(0.9, 0.8, 0.999, 2.8, 2.7)), Verdict::Same);
+    assert_eq!(verdict(old, pair(0.9, 0.8, 0.9989, 2.8, 2.7)), Verdict::Slower);
+}
+
+#[test]
+fn a_row_carries_both_intervals_and_the_change_against_the_newest_base() {
+    let rows = compare(&[pair(0.8, 0.7, 0.9, 2.8, 2.7), pair(1.0, 0.99, 1.01, 2.8, 2.7)], &[pair(0.5, 0.49, 0.51, 2.8, 2.7)], 0.02);
+    let r = &rows[0];
+    assert_eq!((r.basis, r.verdict, r.change), (Basis::PairedRatio, Verdict::Slower, -0.5));
+    assert_eq!((r.old.value, r.old.low, r.old.high), (1.0, 0.7, 1.01), "the newest's value, the span of both intervals");
+    assert_eq!((r.new.value, r.new.low, r.new.high), (0.5, 0.49, 0.51));
+    assert_eq!((r.family.as_str(), r.variant.as_str(), r.shape.as_str()), ("sgemm", "v", "4096x4096x4096"));
+}
+
+#[test]
+fn launches_under_50_us_on_either_side_or_either_run_are_not_judged() {
+    let old = pair(1.0, 0.99, 1.01, 2.8, 2.7);
+    let new = pair(1.5, 1.49, 1.51, 2.8, 2.7);
+    assert_eq!(verdict(old.clone(), new.clone()), Verdict::Faster);
+    // The subject's own time, or its baseline's, under 50 µs, in the new run or the old.
+    for (o, n) in [
+        (old.clone(), pair(1.5, 1.49, 1.51, 0.0499, 2.7)),
+        (old.clone(), pair(1.5, 1.49, 1.51, 2.8, 0.0499)),
+        (pair(1.0, 0.99, 1.01, 0.0499, 2.7), new.clone()),
+        (pair(1.0, 0.99, 1.01, 2.8, 0.0499), new.clone()),
+    ] {
+        assert_eq!(verdict(o, n), Verdict::Unjudged);
+    }
+    // 50 µs itself is judged.
+    assert_eq!(verdict(old.clone(), pair(1.5, 1.49, 1.51, 0.05, 0.05)), Verdict::Faster);
+    // The hot regime times short launches; schema-1 entries (no timing record) are judged whatever
+    // their length, as they were before the rule.
+    let hot = |e: Entry| with_regime(e, Regime::Hot);
+    assert_eq!(compare(&[hot(old.clone())], &[hot(pair(1.5, 1.49, 1.51, 0.01, 0.01))], 0.02)[0].verdict, Verdict::Faster);
+    assert_eq!(compare(&[hot(pair(1.0, 0.99, 1.01, 0.01, 0.01))], &[hot(new)], 0.02)[0].verdict, Verdict::Faster);
+    let mut untimed = pair(1.5, 1.49, 1.51, 0.01, 0.01);
+    untimed.timing = None;
+    let mut untimed_old = old;
+    untimed_old.timing = None;
+    assert_eq!(compare(&[untimed_old], &[untimed], 0.02)[0].verdict, Verdict::Faster);
+}
+
+/// A baseline-less entry (a baseline itself) at `rate` TFLOP/s whose median time's interval is
+/// ±`half` of it, timed in `regime`.
+fn rate_entry(rate: f64, half: f64, regime: Regime) -> Entry {
+    let e = paired("cuBLAS", 1.0, 0.0);
+    let ms = e.work.flops / (rate * 1e12) * 1e3;
+    let median = Interval { value: ms, low: ms * (1.0 - half), high: ms * (1.0 + half) };
+    Entry {
+        paired: None,
+        vs_baseline: None,
+        rate: Some(rate),
+        time: Summary::of(&[ms]),
+        timing: Some(Timing { regime, flush: Some(L2Flush::Loads), dropped: 0, median, launches: 1 }),
+        ..e
+    }
+}
+
+#[test]
+fn a_rates_interval_is_its_times_with_the_ends_swapped() {
+    let e = rate_entry(500.0, 0.01, Regime::Burst);
+    let rows = compare(std::slice::from_ref(&e), &[rate_entry(500.0, 0.01, Regime::Burst)], 0.02);
+    let (r, t) = (&rows[0], e.timing.unwrap().median);
+    assert_eq!((r.basis, r.verdict, r.change), (Basis::Rate, Verdict::Same, 0.0));
+    // The fastest time is the highest rate.
+    assert_eq!((r.old.value, r.old.low, r.old.high), (500.0, e.work.rate(e.unit, t.high), e.work.rate(e.unit, t.low)));
+    assert!(r.old.low < 500.0 && 500.0 < r.old.high && (r.old.high - 500.0 / 0.99).abs() < 1e-9, "{:?}", r.old);
+    // Rates 3% apart whose intervals (±3%) overlap are the same; with ±1% they are apart.
+    let judge = |half: f64| compare(&[rate_entry(500.0, half, Regime::Burst)], &[rate_entry(515.0, half, Regime::Burst)], 0.02)[0].verdict;
+    assert_eq!((judge(0.03), judge(0.01)), (Verdict::Same, Verdict::Faster));
+    let judge = |half: f64| compare(&[rate_entry(500.0, half, Regime::Burst)], &[rate_entry(485.0, half, Regime::Burst)], 0.02)[0].verdict;
+    assert_eq!((judge(0.03), judge(0.01)), (Verdict::Same, Verdict::Slower));
+    // A median time of 0 has no rate interval: a point.
+    let mut zero = rate_entry(500.0, 0.01, Regime::Burst);
+    zero.timing = zero.timing.map(|t| Timing { median: Interval { low: 0.0, ..t.median }, ..t });
+    let rows = compare(&[zero.clone()], &[zero], 0.02);
+    assert_eq!((rows[0].basis, rows[0].old.low, rows[0].old.high), (Basis::Point, 500.0, 500.0));
+}
+
+#[test]
+fn a_paired_ratio_against_a_rate_is_judged_by_the_point_values() {
+    // The variant was timed alone in the old run (a rate) and in pairs in the new one.
+    let mut alone = rate_entry(50.0, 0.01, Regime::Burst);
+    (alone.variant, alone.vs_baseline) = ("v".into(), Some(0.9));
+    let mut paired_now = pair(0.8, 0.79, 0.81, 2.8, 2.7);
+    paired_now.timing = paired_now.timing.map(|t| Timing { regime: Regime::Burst, ..t });
+    let rows = compare(&[alone], &[paired_now], 0.02);
+    let r = &rows[0];
+    assert_eq!((r.basis, r.old.value, r.new.value, r.verdict), (Basis::Point, 0.9, 0.8, Verdict::Slower));
+    assert_eq!((r.old.low, r.old.high), (0.9, 0.9));
+}
+
+#[test]
+fn verdicts_are_written_in_capitals_and_bases_in_words() {
+    let labels =
+        [Verdict::Faster, Verdict::Slower, Verdict::Same, Verdict::Unjudged].map(|v| (v.label(), serde_json::to_string(&v).unwrap()));
+    assert_eq!(labels.clone().map(|(l, _)| l), ["FASTER", "SLOWER", "SAME", "UNJUDGED"]);
+    assert!(labels.iter().all(|(l, j)| *j == format!("\"{l}\"")));
+    assert_eq!([Basis::PairedRatio, Basis::Rate, Basis::Point].map(|b| b.label()), ["paired ratio", "rate", "point"]);
+    assert_eq!(serde_json::to_string(&Basis::PairedRatio).unwrap(), "\"paired-ratio\"");
+}

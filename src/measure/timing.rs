@@ -16,9 +16,12 @@ use super::telemetry;
 use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::flush::Flush;
-use crate::schema::entry::{L2Flush, Paired};
+use crate::schema::entry::L2Flush;
 use crate::schema::run::{Policy, Regime};
-use crate::schema::stats::{Interval, Summary};
+
+pub mod pairing;
+use pairing::{Pairing, Sampling};
+pub use pairing::{Pairs, Samples};
 
 /// Samples queued before their events are read, in the sustained regime.
 const ROUND: usize = 8;
@@ -27,42 +30,6 @@ const ROUND: usize = 8;
 const REST: Duration = Duration::from_millis(50);
 /// The burst regime keeps samples at or above this share of the maximum SM clock.
 const CLOCK_FLOOR: f64 = 0.9;
-/// The hot regime's graph holds launches for about this much GPU time (at most `HOT_MAX`), so
-/// that the events' resolution and the graph's own launch are small beside it.
-const HOT_SAMPLE_MS: f64 = 2.0;
-const HOT_MAX: usize = 1000;
-
-/// What sampling one subject gave.
-#[derive(Debug, Clone)]
-pub struct Samples {
-    pub ms: Vec<f64>,
-    pub dropped: usize,
-    /// Launches per sample (the hot regime's graph; else 1).
-    pub launches: usize,
-}
-
-/// What sampling a subject against its baseline gave: the pairs' times, each pair's ratio of
-/// the subject's rate to the baseline's, and the pairs dropped.
-#[derive(Debug, Clone)]
-pub struct Pairs {
-    pub subject_ms: Vec<f64>,
-    pub baseline_ms: Vec<f64>,
-    pub ratios: Vec<f64>,
-    pub dropped: usize,
-    /// The subject's launches per sample.
-    pub launches: usize,
-}
-
-impl Pairs {
-    /// The median of the ratios with its interval, and the baseline's median time.
-    pub fn paired(&self) -> Option<Paired> {
-        Interval::of_median(&self.ratios).map(|ratio| Paired {
-            ratio,
-            pairs: self.ratios.len(),
-            baseline_ms: Summary::of(&self.baseline_ms).map_or(f64::NAN, |s| s.median_ms),
-        })
-    }
-}
 
 /// How L2 is emptied before each sample in `regime`.
 pub fn flush(regime: Regime) -> L2Flush {
@@ -107,9 +74,9 @@ impl Timer {
     }
 
     /// The hot regime's graph for a launch that takes `one_ms`: enough back-to-back launches for
-    /// `HOT_SAMPLE_MS`, captured from the stream, uploaded and run once; with their number.
+    /// `pairing::HOT_SAMPLE_MS`, captured from the stream, uploaded and run once; with their number.
     fn capture(gpu: &Gpu, launch: &mut Launch, one_ms: f64) -> Result<(CudaGraph, usize)> {
-        let count = ((HOT_SAMPLE_MS / one_ms.max(1e-4)).ceil() as usize).clamp(1, HOT_MAX);
+        let count = pairing::hot_launches(one_ms);
         gpu.ctx.bind_to_thread()?;
         gpu.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
         let issued = (0..count).try_for_each(|_| launch());
@@ -171,8 +138,7 @@ impl Timer {
     pub fn samples(&mut self, gpu: &Gpu, policy: &Policy, launch: &mut Launch) -> Result<Samples> {
         let one = self.warm(gpu, policy, launch)?;
         let hot = if policy.regime == Regime::Hot { Some(Self::capture(gpu, launch, one)?) } else { None };
-        let mut out = Samples { ms: Vec::new(), dropped: 0, launches: hot.as_ref().map_or(1, |h| h.1) };
-        let mut spent = 0.0;
+        let mut sampling = Sampling::new(hot.as_ref().map_or(1, |h| h.1));
         loop {
             let round: Vec<f64> = match policy.regime {
                 Regime::Hot => {
@@ -187,21 +153,16 @@ impl Timer {
                     self.settle(gpu, launch)?;
                     let t = Self::read(&self.queue(gpu, launch)?)?;
                     if !self.full_clock(policy) {
-                        out.dropped += 1;
-                        spent += t / 1e3;
-                        if out.dropped > 10 * policy.max_samples {
-                            return Ok(out);
+                        if sampling.drop_one(policy, t) {
+                            return Ok(sampling.out);
                         }
                         continue;
                     }
                     vec![t]
                 }
             };
-            spent += round.iter().sum::<f64>() * out.launches as f64 / 1e3;
-            out.ms.extend(round);
-            let half = Interval::of_median(&out.ms).map_or(f64::INFINITY, |i| i.half_width());
-            if policy.enough(out.ms.len(), spent, half) {
-                return Ok(out);
+            if sampling.keep(policy, &round) {
+                return Ok(sampling.out);
             }
         }
     }
@@ -220,9 +181,7 @@ impl Timer {
             }
             _ => None,
         };
-        let launches = hot.as_ref().map_or(1, |h| h[1].1);
-        let mut out = Pairs { subject_ms: Vec::new(), baseline_ms: Vec::new(), ratios: Vec::new(), dropped: 0, launches };
-        let mut spent = 0.0;
+        let mut pairing = Pairing::new(hot.as_ref().map_or(1, |h| h[1].1), work_ratio);
         let mut one = |timer: &mut Timer, subject: bool| -> Result<Option<f64>> {
             if let Some(h) = &hot {
                 return Self::hot(gpu, &h[subject as usize]).map(Some);
@@ -240,34 +199,17 @@ impl Timer {
             Ok(timer.full_clock(policy).then_some(t))
         };
         loop {
-            let flip = (out.ratios.len() + out.dropped) % 2 == 1;
-            let first = one(self, flip)?;
-            let second = one(self, !flip)?;
-            let (b, s) = if flip { (second, first) } else { (first, second) };
-            match (b, s) {
-                (Some(b), Some(s)) => {
-                    spent += (b + s) * launches as f64 / 1e3;
-                    out.baseline_ms.push(b);
-                    out.subject_ms.push(s);
-                    out.ratios.push(work_ratio * b / s);
-                }
-                _ => {
-                    out.dropped += 1;
-                    if out.dropped > 10 * policy.max_samples {
-                        break;
-                    }
-                    continue;
-                }
-            }
-            let half = Interval::of_median(&out.ratios).map_or(f64::INFINITY, |i| i.half_width());
-            if policy.enough(out.ratios.len(), spent, half) {
+            let subject_first = pairing.subject_first();
+            let first = one(self, subject_first)?;
+            let second = one(self, !subject_first)?;
+            if pairing.record(policy, first, second) {
                 break;
             }
         }
         // Pairs alternate their order: the subject launches once more, so the output the re-check
         // reads is its own.
         launch(true)?;
-        Ok(out)
+        Ok(pairing.out)
     }
 }
 
@@ -278,7 +220,7 @@ fn warm_up<T>(policy: &Policy, mut round: impl FnMut() -> Result<(f64, T)>) -> R
     loop {
         let (ms, last) = round()?;
         (spent, count) = (spent + ms, count + 1);
-        if count >= 2 && (spent >= policy.warmup_s * 1e3 || count >= 1000) {
+        if pairing::warmed_up(policy, count, spent) {
             return Ok(last);
         }
     }
