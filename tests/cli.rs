@@ -68,13 +68,16 @@ fn bad_suites_and_tuning_requests() {
 #[test]
 fn bad_results_files() {
     let dir = tempfile::tempdir().unwrap();
-    let garbage = dir.path().join("garbage.json");
+    let garbage = dir.path().join("garbage.jsonl");
     std::fs::write(&garbage, "not json").unwrap();
-    let other = dir.path().join("other.json");
+    let other = dir.path().join("other.jsonl");
     std::fs::write(&other, "{\"schema\": 0, \"entries\": []}").unwrap();
-    one_line_error(&["report", "/no/such/file.json"], "cannot read");
+    let one_file = dir.path().join("one-file-per-device.json");
+    std::fs::write(&one_file, "{\"schema\": 1, \"entries\": []}").unwrap();
+    one_line_error(&["report", "/no/such/file.jsonl"], "cannot read");
     one_line_error(&["report", garbage.to_str().unwrap()], "not JSON");
     one_line_error(&["report", other.to_str().unwrap()], "results schema 0");
+    one_line_error(&["report", one_file.to_str().unwrap()], "one-file-per-device.json: a .json file is not a run file");
     one_line_error(&["report", "--format", "pdf", other.to_str().unwrap()], "invalid value 'pdf'");
     one_line_error(&["report", dir.path().join("empty").to_str().unwrap()], "cannot read");
     std::fs::create_dir(dir.path().join("empty")).unwrap();
@@ -111,7 +114,6 @@ fn bad_run_flags() {
     one_line_error(&["bench", "sgemm", "--hang-limit", "soon"], "invalid value 'soon'");
     one_line_error(&["verify", "sgemm", "--fuzz", "0"], "--fuzz must be at least 1");
     one_line_error(&["verify", "sgemm", "--fuzz", "-3"], "unexpected argument");
-    one_line_error(&["migrate", "/no/such/file.json"], "cannot read");
     one_line_error(&["report", "--by", "colour"], "invalid value 'colour'");
 }
 

@@ -1,14 +1,14 @@
-//! Results on disk: run files written line by line, read back merged, never overwritten; the
-//! schema-1 files of earlier sessions read and migrated.
+//! Results on disk: run files written line by line, read back merged, never overwritten; a file
+//! that is not a run file is an error that names it.
 
 mod common;
 
 use std::path::{Path, PathBuf};
 
-use kernel_lab::analysis::{migrate, store};
+use kernel_lab::analysis::store;
 use kernel_lab::measure::verify::{check, Precision};
 use kernel_lab::schema::device::DeviceInfo;
-use kernel_lab::schema::entry::{Entry, Kind, L2Flush, Status};
+use kernel_lab::schema::entry::{Entry, Status};
 use kernel_lab::schema::run::{Header, Policy, Record, RunInfo, RunKind, SCHEMA};
 
 fn device(ordinal: usize, uuid: &str) -> DeviceInfo {
@@ -187,62 +187,22 @@ fn bad_files_are_errors_that_name_them() {
     let e = err(&write("z.jsonl", "{\"schema\":999}"));
     assert!(e.contains("schema 999") && e.contains("z.jsonl"), "{e}");
     let e = err(&write("w.json", "{\"schema\":0}"));
-    assert!(e.contains("schema 0"), "{e}");
+    assert!(e.contains("not a run file") && e.contains("w.json"), "{e}");
     let good = serde_json::to_string(&header("2026-11-30T00:00:00Z", device(0, "GPU-a"))).unwrap();
     let e = err(&write("v.jsonl", &format!("{good}\n{{\"record\":\"nope\"}}\n{{\"record\":\"note\",\"text\":\"x\"}}\n")));
     assert!(e.contains("line 2"), "a bad line that is not the last is an error: {e}");
 }
 
-fn committed(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/schema1").join(name)
-}
-
 #[test]
-fn the_committed_schema_1_files_load_and_migrate() {
-    for (file, entries, tuning) in [
-        ("nvidia-h200-sm_90.json", 547, 11),
-        ("h200-gpu1/nvidia-h200-sm_90.json", 49, 0),
-        ("nvrtc-sm120-build/nvidia-h200-sm_90.json", 17, 0),
-    ] {
-        let runs = migrate::read_v1(&committed(file)).unwrap();
-        assert_eq!(runs.iter().map(|r| r.entries().count()).sum::<usize>(), entries, "{file}: every entry");
-        let tunings = runs.iter().flat_map(|r| &r.records).filter(|r| matches!(r, Record::Tuning(_))).count();
-        assert_eq!(tunings, tuning, "{file}");
-        // Written out and read back: the same runs.
-        let dir = tempfile::tempdir().unwrap();
-        for r in &runs {
-            let back = store::read_run(&store::write_run(dir.path(), r).unwrap()).unwrap();
-            assert_eq!((back.header.clone(), back.records.clone()), (r.header.clone(), r.records.clone()), "{file}");
-        }
-    }
-    let runs = migrate::read_v1(&committed("nvidia-h200-sm_90.json")).unwrap();
-    let all: Vec<&Entry> = runs.iter().flat_map(|r| r.entries()).collect();
-    let tuned = all.iter().find(|e| e.kind == Kind::Tuned && e.variant == "sgemm_08_double_buffered").expect("a tuned entry");
-    let config = tuned.config.as_ref().expect("its label parsed into a configuration");
-    assert_eq!((config.block, config.define("BM")), ([128, 1, 1], Some(128)));
-    assert_eq!(tuned.tuned_at.as_deref(), Some("tuned at 4096x4096x4096"));
-    assert!(all.iter().any(|e| e.kind == Kind::Baseline && e.config.is_none()));
-    let view = &store::views(&runs, store::Group::Model)[0];
-    assert!(view.transfers.is_some() && view.multi.is_some() && !view.tuning.is_empty());
-}
-
-#[test]
-fn configuration_labels_parse() {
-    let (c, at) = migrate::parse_label("block 16x16 BM=16 BN=16");
-    let c = c.unwrap();
-    assert_eq!((c.block, c.defines.len(), at), ([16, 16, 1], 2, None));
-    assert_eq!(c.label(), "block 16x16 BM=16 BN=16", "the label it came from");
-    assert!(migrate::parse_label("vendor library").0.is_none());
-    assert!(migrate::parse_label("block 12x BM=1").0.is_none());
-}
-
-#[test]
-fn entries_that_do_not_name_their_flush_get_it_from_the_run_date() {
-    let flush = |f: &str| {
-        let run = store::read_run(&PathBuf::from("results/nvidia-h200-sm_90").join(f)).unwrap();
-        let timing = run.entries().find_map(|e| e.timing);
-        timing.and_then(|t| t.flush)
-    };
-    assert_eq!(flush("2026-11-30T18-32-21Z-vm-gpu0-1720.jsonl"), Some(L2Flush::Memset), "before the loads");
-    assert_eq!(flush("2026-11-30T18-54-07Z-vm-gpu0-454.jsonl"), Some(L2Flush::Loads));
+fn a_json_file_in_a_results_folder_is_an_error_that_names_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = write_run(dir.path(), &header("2026-11-30T00:00:00Z", device(0, "GPU-a")), &[entry("a", 1.0, false)]);
+    let folder = run.parent().unwrap();
+    std::fs::write(folder.join("old.json"), "{\"schema\":1}").unwrap();
+    let e = store::read(&[dir.path().to_path_buf()]).unwrap_err().to_string();
+    assert!(e.contains("old.json") && e.contains("not a run file"), "{e}");
+    // A README beside the runs is not a results file and is passed over.
+    std::fs::remove_file(folder.join("old.json")).unwrap();
+    std::fs::write(folder.join("README.md"), "# runs").unwrap();
+    assert_eq!(store::read(&[dir.path().to_path_buf()]).unwrap().len(), 1);
 }

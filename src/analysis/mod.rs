@@ -1,10 +1,9 @@
-//! Analysis and output: results on disk (`store`, `migrate`), comparisons of runs, the roofline,
+//! Analysis and output: results on disk (`store`), comparisons of runs, the roofline,
 //! reports, `advise`, and `fleet` (the lab on a Slurm cluster).
 
 pub mod advise;
 pub mod compare;
 pub mod fleet;
-pub mod migrate;
 pub mod report;
 pub mod roofline;
 pub mod store;

@@ -2,16 +2,15 @@
 //! that run alone and appended to as it goes: a rerun adds a file and never replaces one, a run
 //! that is killed keeps what it finished, two processes never write the same file. Reading merges
 //! the runs of a device: the newest entry of each key, with every earlier run still on disk for
-//! history and comparison. Schema-1 files (one JSON file per device) are read through `migrate`.
+//! history and comparison.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::migrate;
 use crate::error::{LabError, Result};
 use crate::schema::device::DeviceInfo;
-use crate::schema::entry::{Entry, L2Flush};
+use crate::schema::entry::Entry;
 use crate::schema::multi::MultiResults;
 pub use crate::schema::run::Run;
 use crate::schema::run::{Header, Phases, Policy, Record, RunInfo, RunKind, SCHEMA};
@@ -45,19 +44,13 @@ pub fn read_run(path: &Path) -> Result<Run> {
             Err(e) => return Err(err(path, format!("line {n}: {e}"))),
         }
     }
-    for r in &mut records {
-        if let Record::Entry(e) = r {
-            if let Some(t) = e.timing.as_mut() {
-                t.flush = t.flush.or(Some(L2Flush::undeclared(&header.run.date)));
-            }
-        }
-    }
     let complete = records.iter().any(|r| matches!(r, Record::End(_)));
     Ok(Run { path: path.to_path_buf(), header, records, complete })
 }
 
-/// Every run under `paths`: run files (`.jsonl`), schema-1 files (`.json`, converted), and
-/// folders of either, searched to any depth. An unreadable or foreign file is an error that names it.
+/// Every run under `paths`: run files (`.jsonl`) and folders of them, searched to any depth. An
+/// unreadable or foreign file is an error that names it, and so is a `.json` file in a folder (the
+/// one-file-per-device format of schema 1, which is not read): results are never left out unsaid.
 pub fn read(paths: &[PathBuf]) -> Result<Vec<Run>> {
     let mut runs = Vec::new();
     for p in paths {
@@ -79,11 +72,10 @@ fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
         }
         return Ok(());
     }
-    if path.extension().is_some_and(|x| x == "json") {
-        runs.extend(migrate::read_v1(path)?);
-    } else {
-        runs.push(read_run(path)?);
+    if path.extension().is_some_and(|x| x == "json") && path.is_file() {
+        return Err(err(path, format!("a .json file is not a run file: results are JSON-lines run files (.jsonl) of schema {SCHEMA}")));
     }
+    runs.push(read_run(path)?);
     Ok(())
 }
 
@@ -102,15 +94,11 @@ impl Writer {
     /// Creates `<dir>/<model>-<arch>/<date>-<host>-gpu<N>-<pid>.jsonl` (never an existing file)
     /// and writes the header.
     pub fn create(dir: &Path, header: &Header) -> Result<Writer> {
-        Writer::create_tagged(dir, header, &std::process::id().to_string())
-    }
-
-    /// As `create`, with `tag` in place of the process id.
-    fn create_tagged(dir: &Path, header: &Header, tag: &str) -> Result<Writer> {
         let d = &header.device;
         let folder = dir.join(d.slug());
         std::fs::create_dir_all(&folder).map_err(|e| err(&folder, format!("cannot create folder: {e}")))?;
-        let stem = format!("{}-{}-gpu{}-{}", part(&header.run.date), part(d.host.as_deref().unwrap_or("unknown")), d.ordinal, part(tag));
+        let pid = std::process::id().to_string();
+        let stem = format!("{}-{}-gpu{}-{}", part(&header.run.date), part(d.host.as_deref().unwrap_or("unknown")), d.ordinal, part(&pid));
         // A second run of this process in the same second gets a number; no file is ever reused.
         let (file, path) = (1..)
             .map(|n| folder.join(if n == 1 { format!("{stem}.jsonl") } else { format!("{stem}-{n}.jsonl") }))
@@ -138,15 +126,6 @@ impl Writer {
         let text = serde_json::to_string(record).map_err(|e| err(&self.path, e.to_string()))?;
         self.line(&text)
     }
-}
-
-/// Writes a run read from elsewhere (a schema-1 file) as a run file of its own under `dir`.
-pub fn write_run(dir: &Path, run: &Run) -> Result<PathBuf> {
-    let mut w = Writer::create_tagged(dir, &run.header, &run.header.run.id)?;
-    for r in &run.records {
-        w.append(r)?;
-    }
-    Ok(w.path)
 }
 
 /// How runs are grouped into views.
@@ -180,10 +159,9 @@ pub struct View {
     pub notes: Vec<String>,
 }
 
-/// The results folder of a run: above its model's folder (a schema-1 file is its own folder).
+/// The results folder of a run: the one above its model's folder.
 fn source(run: &Run) -> PathBuf {
-    let up = if run.path.extension().is_some_and(|x| x == "jsonl") { 2 } else { 1 };
-    run.path.ancestors().nth(up).map(Path::to_path_buf).unwrap_or_default()
+    run.path.ancestors().nth(2).map(Path::to_path_buf).unwrap_or_default()
 }
 
 fn group_key(run: &Run, by: Group) -> (PathBuf, String) {

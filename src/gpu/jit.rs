@@ -79,39 +79,29 @@ fn target(spec: &VariantSpec, sm: u32) -> Target {
 /// Identifies what NVRTC compiles: a hash of the kernel's source, the lab headers it includes
 /// (directly or through another), its defines, the target and NVRTC's version. A stored tuning
 /// result whose hash differs from this is stale (`current`). An edit to a header the kernel does
-/// not include keeps its tunings, and so does an edit to a comment: the source and headers enter
-/// as `code` has them (session 34's edit of a comment and an assertion in wgmma_gemm.cuh left every
-/// wgmma kernel's SASS as it was, yet made every wgmma tuning stale). Not a hash of the PTX: NVRTC
-/// 13.0 does not always make the same PTX of the same input (sgemm_13 at one configuration: 2
-/// compiles in 12 differed, session 13), so a PTX hash called current tunings stale at random.
+/// not include keeps its tunings, and so does an edit to a comment or to blank space: the source
+/// and headers enter as `code` has them, since such an edit leaves the SASS as it was. Not a hash
+/// of the PTX: NVRTC 13.0 does not always make the same PTX of the same input (2 compiles in 12 of
+/// one sgemm_13 configuration differed), so a PTX hash would call current tunings stale at random.
 pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
-    key(spec, config, sm, code)
-}
-
-/// The key tunings stored before session 34 carry: the same hash over the text as written.
-pub fn hash_as_written(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
-    key(spec, config, sm, str::to_string)
-}
-
-/// Whether a tuning stored with `stored` still describes what NVRTC compiles now.
-pub fn current(stored: &str, spec: &VariantSpec, config: &Config, sm: u32) -> Result<bool> {
-    Ok(stored == hash(spec, config, sm)? || stored == hash_as_written(spec, config, sm)?)
-}
-
-fn key(spec: &VariantSpec, config: &Config, sm: u32, text: impl Fn(&str) -> String) -> Result<String> {
     let set = registry::set()?;
     let mut h = Sha256::new();
     for part in [version()?, target(spec, sm).name()].into_iter().chain(config.compiler_defines()) {
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.update(text(&spec.source).as_bytes());
+    h.update(code(&spec.source).as_bytes());
     for (name, body) in included(&spec.source, &set.headers) {
         h.update([0]);
         h.update(name.as_bytes());
-        h.update(text(body).as_bytes());
+        h.update(code(body).as_bytes());
     }
     Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+}
+
+/// Whether a tuning stored with `stored` still describes what NVRTC compiles now.
+pub fn current(stored: &str, spec: &VariantSpec, config: &Config, sm: u32) -> Result<bool> {
+    Ok(stored == hash(spec, config, sm)?)
 }
 
 /// C or CUDA text as the compiler reads it: comments gone (a string or character literal keeps

@@ -107,8 +107,8 @@ impl Regime {
 }
 
 /// How L2 was emptied before each sample: results timed one way are not compared with results
-/// timed another (on the H200 the change from a memset to loads moved the paired ratios of
-/// 1024³ GEMMs by 2-8% and of L2-sized working sets by 6-18%).
+/// timed another (on the H200 the two flushes give paired ratios 2-8% apart for 1024³ GEMMs and
+/// 6-18% apart for L2-sized working sets).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum L2Flush {
@@ -121,23 +121,11 @@ pub enum L2Flush {
     None,
 }
 
-impl L2Flush {
-    /// The flush of an entry that does not say, from its run's date (RFC 3339, UTC): the first
-    /// runs flushed with loads (from 2026-11-30 18:39 UTC) did not record it yet.
-    pub fn undeclared(run_date: &str) -> L2Flush {
-        if run_date >= "2026-11-30T18:38:00Z" {
-            L2Flush::Loads
-        } else {
-            L2Flush::Memset
-        }
-    }
-}
-
 /// How an entry was timed.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 pub struct Timing {
     pub regime: Regime,
-    /// Absent in older runs: `store` fills it in from the run's date (`L2Flush::undeclared`).
+    /// Every run writes it; a file that lacks it reads as None, which `compare` takes for a memset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub flush: Option<L2Flush>,
     /// Samples dropped (the burst regime's: below 90% of the maximum SM clock, or power-capped).
@@ -218,7 +206,7 @@ pub struct Entry {
     /// sm_90 is not in the fatbin"); absent for the build's own fatbins.
     #[serde(default)]
     pub compiled_here: Option<String>,
-    /// The regime, the median's interval and the samples dropped (absent in schema-1 runs).
+    /// The regime, the median's interval and the samples dropped (absent where nothing was timed).
     #[serde(default)]
     pub timing: Option<Timing>,
     /// The paired ratio to the baseline, where the family has one and both verified.

@@ -32,7 +32,7 @@ pub struct Candidate {
     pub local_bytes: Option<u32>,
     pub blocks_per_sm: Option<u32>,
     /// `jit::hash` of what was compiled (source and included headers without their comments,
-    /// defines, target, NVRTC); before session 34, `jit::hash_as_written`.
+    /// defines, target, NVRTC).
     pub hash: Option<String>,
 }
 

@@ -92,13 +92,6 @@ enum Cmd {
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,
     },
-    /// Schema-1 results files (one JSON per device) rewritten as run files of this schema.
-    Migrate {
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        #[arg(long, default_value = "results")]
-        results_dir: PathBuf,
-    },
     /// One job of a bench or verify, in its own process (bench and verify start these).
     #[command(hide = true)]
     Worker {
@@ -154,7 +147,6 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         Cmd::History(args) => results::history(&args),
         Cmd::Worker { gpu } => Ok(kernel_lab::measure::isolate::worker(gpu).map(|()| exit::OK)?),
         Cmd::Report(args) => results::report(&args),
-        Cmd::Migrate { files, results_dir } => results::migrate(&files, &results_dir),
         Cmd::Tune(args) => measure::tune(&args),
         Cmd::Advise(args) => advise::advise(&args),
         Cmd::TuneCandidate(args) => measure::candidate(&args),

@@ -1,9 +1,9 @@
 //! Stored results: `report` renders them side by side, `compare` judges two of them entry by
-//! entry, `history` follows one variant across runs, `migrate` rewrites schema-1 files.
+//! entry, `history` follows one variant across runs.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{bail, Result};
 use kernel_lab::analysis::compare::{self, Basis, Row, Verdict};
 use kernel_lab::analysis::report::{self, new_table, Format};
 use kernel_lab::analysis::store::{self, Group};
@@ -107,17 +107,6 @@ pub fn report(args: &ReportArgs) -> Result<u8> {
     print!("{}", report::side_by_side(&columns, format, &prices));
     if !links.is_empty() {
         print!("\nPlots:\n\n{links}");
-    }
-    Ok(exit::OK)
-}
-
-pub fn migrate(files: &[PathBuf], dir: &Path) -> Result<u8> {
-    for f in files {
-        let runs = kernel_lab::analysis::migrate::read_v1(f)?;
-        for run in &runs {
-            let path = store::write_run(dir, run).with_context(|| format!("migrating {}", f.display()))?;
-            println!("{} -> {}", f.display(), path.display());
-        }
     }
     Ok(exit::OK)
 }
