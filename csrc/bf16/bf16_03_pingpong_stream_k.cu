@@ -1,9 +1,9 @@
 // Technique: bf16_02's ping-pong schedule with stream-K for the tail wave (tensor_08): the last,
 //   partial wave's tiles split by k-tiles over all the blocks, the pieces taken in turn, first.
 // Teaches: the tail wave's share of a bf16 GEMM at 128 x 192 tiles, bf16_02 beside it. With the
-//   pieces last, level at 4096^3, 4097^3 and 4111^3 and 4% behind at 8192^3 on the H200 (logs
-//   2026-12-01-s16-1, s16-3); with them first, 0.96x cuBLAS at 4096^3 against bf16_02's 0.89x
-//   (log 2026-12-02-s22-3). Its _helpers entry splits the tail as tensor_08's does.
+//   pieces last it runs level with bf16_02 at 4096^3, 4097^3 and 4111^3 and 4% behind at 8192^3
+//   on an H200; with them first, 0.96x cuBLAS at 4096^3 against bf16_02's 0.89x. Its _helpers
+//   entry splits the tail as tensor_08's does.
 // Limits: as bf16_02; the partial sums go through global memory (two tiles a block).
 #include "wgmma_gemm.cuh"
 

@@ -19,9 +19,9 @@ __device__ __forceinline__ void lab_mbar_expect_tx(uint64_t* bar, unsigned bytes
 }
 
 // Waits until the phase with parity `parity` has completed. The suspend-time hint (50 us, the
-// value cuBLAS's Hopper kernels wait with, `NANOSLEEP.SYNCS 0xc350`, log 2026-12-03-s29-1) lets
-// the warp sleep until the phase completes instead of polling: the 128 x 128 ping-pong took 0.5-1%
-// fewer cycles at 4096^3 in fp16, 1.5% in bf16 (logs s33-1 to s33-3).
+// value cuBLAS's Hopper kernels wait with, `NANOSLEEP.SYNCS 0xc350`) lets the warp sleep until the
+// phase completes instead of polling: the 128 x 128 ping-pong takes 0.5-1% fewer cycles at 4096^3
+// in fp16, 1.5% in bf16.
 __device__ __forceinline__ void lab_mbar_wait(uint64_t* bar, unsigned parity) {
     unsigned done = 0;
     while (!done) {

@@ -37,9 +37,8 @@ __device__ __forceinline__ void lab_mma_16816(float (&c)[4], const unsigned (&a)
 // One row of a warp's grid of m16n8k16 mmas: row i's A fragment times the NT column fragments
 // (b[j / 2] holds columns j and j + 1), right to left where `reverse`. The warp tile goes row by
 // row, every other row reversed (a serpentine), so each mma shares an operand with the one before:
-// A's along a row, B's at a turn. Every row left to right ran the mma.sync rung 0.4%-1.0% slower
-// (0.7% mean) at 8192^3 (logs 2026-12-05-s50-1, s50-2); column by column, 9% (A read by every
-// mma, s46-4).
+// A's along a row, B's at a turn. Every row left to right runs the mma.sync rung 0.4%-1.0% slower
+// (0.7% mean) at 8192^3; column by column, 9% (A read by every mma).
 template <int NT>
 __device__ __forceinline__ void lab_mma_row(float (&c)[NT][4], const unsigned (&a)[4], const unsigned (&b)[NT / 2][4], bool reverse) {
 #pragma unroll
@@ -77,8 +76,8 @@ __device__ __forceinline__ void lab_zero(T (&acc)[MT][NT][4]) {
 // (m x n, row stride ldc), skipping what lies outside C. Accumulator (i, j): the lane holds rows
 // g and g + 8, columns 2t and 2t + 1 of its 16 x 8 tile (g = lane / 4, t = lane % 4). A warp
 // tile inside C whose rows keep the pairs aligned stores each pair as one 8-byte store, with no
-// checks: scalar stores, twice as many, held the mma.sync rung's epilogue on the store queue (4%
-// of its warp stall samples at 8192^3, log 2026-12-02-s19-6).
+// checks: scalar stores, twice as many, hold the mma.sync rung's epilogue on the store queue (4%
+// of its warp stall samples at 8192^3).
 template <typename T, int MT, int NT>
 __device__ __forceinline__ void lab_store_m16n8(T* C, int ldc, int m, int n, int row0, int col0, const T (&acc)[MT][NT][4]) {
     struct alignas(2 * sizeof(T)) Pair { T x, y; };

@@ -4,13 +4,13 @@
 // Each thread writes one aligned 16-byte chunk of the destination from the two aligned 16-byte
 // chunks of the packed source that hold its bytes (rows start on any byte boundary), so every
 // access is a full vector access; the bytes past the row's end are written as zeros.
-// It was bound by its instructions (ncu at 4097 x 4097 fp16: 19.6 us, issue slots 65% busy; log
-// 2026-12-01-s16-1), so the index arithmetic is 32-bit where the matrix allows (a 64-bit division
-// a chunk is a long subroutine) and the 16 bytes are picked out of the 32 by a shifter of three
-// steps rather than a switch over the words: 17.0-18.1 us, issue slots 31-34% busy, 88-94% of the
-// D2D copy's rate counting reads and writes (log 2026-12-02-s18-2). Passing each lane's second
-// source chunk on from the next lane by shuffle, which halves the loads through L2, ran 18.0-18.2
-// us (log s18-3): what is left is the memory's.
+// Written plainly it is bound by its instructions (ncu at 4097 x 4097 fp16: 19.6 us, issue slots
+// 65% busy), so the index arithmetic is 32-bit where the matrix allows (a 64-bit division a chunk
+// is a long subroutine) and the 16 bytes are picked out of the 32 by a shifter of three steps
+// rather than a switch over the words: 17.0-18.1 us, issue slots 31-34% busy, 88-94% of the D2D
+// copy's rate counting reads and writes. Passing each lane's second source chunk on from the next
+// lane by shuffle, which halves the loads through L2, runs 18.0-18.2 us: what is left is the
+// memory's.
 #pragma once
 #include "lab_device.cuh"
 

@@ -15,9 +15,9 @@ __device__ __forceinline__ uint64_t lab_desc(const void* p, unsigned lbo, unsign
 
 // A descriptor moved `off` 16-byte units on in shared memory. The start-address field (bits 0-13)
 // holds address / 16, under 2^14, so the add never carries out of the low word: a 32-bit add, the
-// high word (strides, swizzle) left as it is. With 64-bit adds the compiler built each of the
+// high word (strides, swizzle) left as it is. With 64-bit adds the compiler builds each of the
 // stream-K ping-pong rung's eight descriptors a k-tile from scratch, before the first wgmma (82
-// SASS lines from the barrier wait, against 42 now).
+// SASS lines from the barrier wait, against 42 with 32-bit ones).
 __device__ __forceinline__ uint64_t lab_desc_add(uint64_t d, unsigned off) {
     return (d & 0xFFFFFFFF00000000ull) | (unsigned)((unsigned)d + off);
 }

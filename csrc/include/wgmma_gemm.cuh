@@ -10,52 +10,49 @@
 // descriptors' strides and the four wgmmas a k-tile are the same for every type.
 //
 // The pipeline: a producer warpgroup whose one elected thread issues TMA copies of A (BM x BK) and
-// B tiles into a STAGES-deep ring, each stage completing on a "full" mbarrier (MN-major B, whose
-// 128-byte rows hold 64 columns, as one copy of a 3-D map of its column chunks where n fills them:
-// the 128 x 128 ping-pong tile then ran 273k cycles at 4096^3 and asked L2 for 11.0M requests,
-// against 283k and 12.7M with a copy a chunk, logs 2026-12-03-s29-3, s27-6; 128 x 192 was level);
-// two consumer warpgroups, each multiplying half the tile's rows (MT blocks of 64) with wgmma straight from
-// shared memory, or with BLOCK_X = 512 three, a 64-row block each of a 192-row tile (at 4104^3 the
-// pair of 192 x 176 tiles made 4 whole waves and ran 0.98x cuBLAS against 0.93x for the 128 x 192
-// ping-pong pair, log 2026-12-04-s35-2). MN-major B's stage holds whole 64-column chunks, so at
-// BN = 176 the last one is partly the next tile's columns, and C's columns past the last whole
-// 32-column box go out straight from the registers. BM = 256 (MT = 2) reads a fifth fewer bytes
-// per flop at 256 x 192 than 128 x 256 does: it won fp16 one tile a block at unaligned sizes and
-// lost int8 in pairs (logs 2026-12-01-s9-5, s9-2), so it is a tunable constant. Each
-// consumer keeps one k-tile of wgmmas in flight and releases a stage on its "empty" mbarrier once
-// the wgmmas that read it have completed. setmaxnreg moves registers from the producer to the
+// B tiles into a STAGES-deep ring, each stage completing on a "full" mbarrier. MN-major B, whose
+// 128-byte rows hold 64 columns, comes as one copy of a 3-D map of its column chunks where n fills
+// them (the 128 x 128 ping-pong tile: 273k cycles and 11.0M L2 requests at 4096^3, against 283k
+// and 12.7M with a copy a chunk; 128 x 192 is level). Two consumer warpgroups each multiply half
+// the tile's rows (MT blocks of 64) with wgmma straight from shared memory, or with BLOCK_X = 512
+// three, a 64-row block each of a 192-row tile (at 4104^3 the pair of 192 x 176 tiles makes 4
+// whole waves and runs 0.98x cuBLAS against 0.93x for the 128 x 192 ping-pong pair). MN-major B's
+// stage holds whole 64-column chunks, so at BN = 176 the last one is partly the next tile's
+// columns, and C's columns past the last whole 32-column box go out straight from the registers.
+// BM = 256 (MT = 2) reads a fifth fewer bytes per flop at 256 x 192 than 128 x 256 does: it wins
+// fp16 one tile a block at unaligned sizes and loses int8 in pairs, so it is a tunable constant.
+// Each consumer keeps one k-tile of wgmmas in flight and releases a stage on its "empty" mbarrier
+// once the wgmmas that read it have completed. setmaxnreg moves registers from the producer to the
 // consumers, and blocks are rasterised in groups of GROUP_M tile rows so a wave's A and B stay
 // in L2.
 //
-// PROMOTE (fp8): Hopper's fp8 wgmma adds into a window narrower than fp32 (the peak family saw an
+// PROMOTE (fp8): Hopper's fp8 wgmma adds into a window narrower than fp32 (the peak family sees an
 // accumulator stall), so every PROMOTE k-tiles' products are summed by the Tensor Cores from zero
 // and then added to fp32 registers by the consumer (DeepGEMM's promotion, which does it every
 // k-tile of 128): twice the accumulator registers, and the wgmmas drained before each promotion.
-// Both consumers read the same stages, so they drain together; ncu saw fp8's tensor pipe 78-80%
-// busy against int8's 90% (log 2026-12-01-s10-1). Offsetting the second consumer's groups by a
-// k-tile did not help: its best candidate ran 0.813 ms against 0.793 ms without (log
-// 2026-12-01-s11-1). Within a group each stage is released as soon as its wgmmas are done, as
-// without promotion, so the ring never waits for a promotion and longer groups need no more
-// stages.
+// Both consumers read the same stages, so they drain together; ncu shows fp8's tensor pipe 78-80%
+// busy against int8's 90%. Offsetting the second consumer's groups by a k-tile does not help (its
+// best candidate: 0.813 ms against 0.793 ms without). Within a group each stage is released as
+// soon as its wgmmas are done, as without promotion, so the ring never waits for a promotion and
+// longer groups need no more stages.
 //
 // CLUSTER_Y = 2: two blocks on adjacent tile rows, each loading its share of B's 64-column chunks
 // (at BN = 192 two and one) and multicasting it to both (UTMALDG.MULTICAST), a stage released by
-// the consumers of both blocks: a pair's loads from
-// L2 are a third fewer at 128 x 256 (A 2 x 128 rows and B 256, against 2 x (128 + 256)). One tile
-// a block, on the H200 it ran level with CLUSTER_Y = 1 in brief timings but behind it in pairs
-// with cuBLAS (logs 2026-11-30-s8-6, s8-8); with a cluster-scope release on those arrivals it ran
-// at half the rate (logs s8-2, s8-4). With PERSISTENT (fast.cu's kernel 12), the host launches as
-// many clusters as fit at once, blockIdx.x the cluster and blockIdx.y its block, and the pair
-// walks the tiles of cluster rows (2 BM x BN) together: both blocks have the same units, so every
-// stage holds the same k-tile in both and each consumer's release frees it in both. It ran level
-// with single persistent blocks (tensor_09, bf16_04; logs 2026-12-02-s18-1, s18-3), and with
-// ping-pong at 128 x 128 behind it (log s18-3).
+// the consumers of both blocks: a pair's loads from L2 are a third fewer at 128 x 256 (A 2 x 128
+// rows and B 256, against 2 x (128 + 256)). One tile a block, it runs behind CLUSTER_Y = 1 in pairs
+// with cuBLAS on an H200, and a cluster-scope release on those arrivals would halve its rate.
+// With PERSISTENT (fast.cu's kernel 12), the host launches as many clusters as fit at once,
+// blockIdx.x the cluster and blockIdx.y its block, and the pair walks the tiles of cluster rows
+// (2 BM x BN) together: both blocks have the same units, so every stage holds the same k-tile in
+// both and each consumer's release frees it in both. Fewer L2 reads buy no time here: it runs
+// level with single persistent blocks (tensor_09, bf16_04), and behind them in ping-pong at
+// 128 x 128.
 //
 // PERSISTENT = 1: one resident block an SM walks the tiles in the grouped order; its producer runs
 // on into the next tile (the ring's stage and phase counted over all its k-tiles) while the
 // consumers store C, through slices of a buffer past the ring (SLICED_C, see lab_store_c): by TMA
-// stores the warpgroup does not wait for where C's rows are 16-byte aligned. bf16 gained up to 6%
-// on short-K shapes (log s8-11); the TMA stores ran level with coalesced ones (log 2026-12-01-s10-4).
+// stores the warpgroup does not wait for where C's rows are 16-byte aligned. bf16 gains up to 6%
+// on short-K shapes, with TMA stores or coalesced ones alike.
 //
 // STREAMK = 1 (with PERSISTENT): the tiles that would make a last, partial wave are not given
 // out whole. Their k-tiles are split evenly over all the blocks (stream-K, Osama et al., PPoPP
@@ -64,39 +61,36 @@
 // arrive adds the others' slots to its own registers, stores C and zeroes the counter for the next
 // launch. Nothing waits for another block, so no order of the blocks can deadlock.
 // Taken after a block's whole tiles, the pieces end together, and so do the last pieces' fixups
-// (reading the other slots, storing C): ncu at base clocks (128 x 192 ping-pong, 4096^3) saw the
-// pieces alone end level with the even split, 280k cycles on the slowest SM, the partial stores and
-// arrivals add 6k, the last pieces' reads and C stores 30k more, which was all stream-K saved over
-// whole tiles (log 2026-12-02-s22-1). STREAMK_FIRST = 1 takes the pieces first: a fixup then
-// overlaps the other consumer's main loop (ping-pong) or other blocks' tiles, and the blocks still
-// end together; a tunable constant, as its gain depends on the shape.
+// (reading the other slots, storing C): under ncu at base clocks (128 x 192 ping-pong, 4096^3) the
+// pieces alone end level with the even split, 280k cycles on the slowest SM; the partial stores
+// and arrivals add 6k, the last pieces' reads and C stores 30k more, as much as stream-K saves
+// over whole tiles. STREAMK_FIRST = 1 takes the pieces first: a fixup then overlaps the other
+// consumer's main loop (ping-pong) or other blocks' tiles, and the blocks still end together; a
+// tunable constant, as its gain depends on the shape.
 //
 // STREAMK_HELPERS = 1 (with STREAMK): the last wave's T tiles are split another way. Block b < T
 // keeps tile b's first k-tiles; the blocks that wave leaves idle (the helpers) take its last e =
 // ktiles / (h + 1), h the most tiles one helper takes a piece of. A helper's piece goes to a slot
 // and raises the tile's flag; the tile's own block waits for the flag, adds the slot and stores C.
 // So the T blocks read the same k-tiles of their tiles at the same time, as a whole wave does (the
-// even split's pieces start at other k-tiles on every block, and the SMs lost their shared L2
-// reads: session 38), and only the helpers' pieces cross L2. With STREAMK_FIRST the pieces come
-// first: the wait overlaps the other consumer's tile, and all the blocks then walk their whole
-// tiles in step. OWNER_UNIT = u takes a tile's own block's piece as its unit u instead (its whole
-// tiles before and after it): a helper writes its slots in turn, the last of its three or four
-// after all its pieces' main loops, and the tile's own block, its piece first, waited for the
-// slot while its next unit was due. At 4096^3 the busiest SM ran 277.7k cycles with OWNER_UNIT
-// 0, 271.0k with 1 and 270.9k with 2 (ncu), and 277.6k against 272.3k when the own block did
-// not wait at all (a diagnostic; logs 2026-12-04-s42-11, s42-12). The helpers wait for nothing,
-// and every block of the persistent grid is resident, so a waiting block waits on one that runs.
-// At 4096^3, 128 x 128, 6 stages (7.76 waves, e = 12 of 64) it ran 1.041x-1.049x cuBLAS against 1.015x-1.024x for whole tiles and cuBLASLt's
-// best 1.041x-1.049x, 274.9k-277.8k cycles elapsed in six of eight ncu runs against 280.8k-282.9k
-// (logs 2026-12-04-s39-2 to s39-4); on the committed trees 0.9999x, 1.003x and 0.989x of
-// cuBLASLt's best (s39-5, s39-6, s40-5). With the pieces last the blocks waited at the end for
-// helpers slower than them (1.007x-1.012x, s39-1); e of 10, 14 and 16 ran 1.040x, 1.038x and
-// 1.026x, and the helpers' k-tiles split evenly over them (two pieces for some tiles) 0.99x (s39-3).
+// even split's pieces start at other k-tiles on every block, which loses the SMs their shared L2
+// reads), and only the helpers' pieces cross L2. With STREAMK_FIRST the pieces come first: the
+// wait overlaps the other consumer's tile, and all the blocks then walk their whole tiles in step.
+// OWNER_UNIT = u takes a tile's own block's piece as its unit u instead (its whole tiles before
+// and after it): a helper writes its slots in turn, the last of its three or four after all its
+// pieces' main loops, so an own block that takes its piece first waits for the slot while its
+// next unit is due. At 4096^3 the busiest SM runs 277.7k cycles with OWNER_UNIT 0, 271.0k with 1
+// and 270.9k with 2 (ncu). The helpers wait for nothing, and every block of the persistent grid
+// is resident, so a waiting block waits on one that runs. At 4096^3, 128 x 128, 6 stages (7.76
+// waves, e = 12 of 64) it runs level with cuBLASLt's best (0.99x-1.00x) and 2-3% ahead of whole
+// tiles (275k-278k cycles elapsed under ncu against 281k-283k). With the pieces last the blocks
+// wait at the end for helpers slower than them (about 3.5% slower); e of 10, 14 or 16, or the
+// helpers' k-tiles split evenly over them (two pieces for some tiles), are slower than e = 12.
 //
 // PINGPONG = 1 (with PERSISTENT): the consumers take alternate tiles whole, BM rows each (MT =
 // BM / 64), instead of halves of every tile (CUTLASS's ping-pong schedule). Their main loops take
 // turns, handed over by two named barriers, so one consumer's C leaves while the other's wgmmas
-// run: the epilogue no longer stops the Tensor Cores. The handover also keeps a consumer from
+// run: the epilogue does not stop the Tensor Cores. The handover also keeps a consumer from
 // waiting on a stage's barrier more than one phase ahead (its parity would alias). With STREAMK,
 // the stream-K pieces are units like the others, taken in turn: a piece is a whole tile's rows
 // over part of its k-tiles, so its slot and counter belong to one warpgroup (TILE_PARTS = 1), and
@@ -111,9 +105,8 @@
 // (two slices a warpgroup where they fit, one where only that does, as for 6 stages of 128 x 128),
 // else slices stored by coalesced writes. The consumers still write each slice into shared memory
 // themselves, so only the global writes of C overlap the next tile's wgmmas. The ping-pong tiles
-// (two 64-row blocks a warpgroup) took the coalesced path until session 23: their C store, which
-// ends the kernel, ran 13.5k cycles (log 2026-12-02-s22-1); by TMA, tensor_07 ran 0.92x cuBLAS
-// at 4096^3 against 0.89x (log s23-2).
+// (two 64-row blocks a warpgroup) store by TMA too: by coalesced writes their C store, which ends
+// the kernel, takes 13.5k cycles, and tensor_07 runs 0.89x cuBLAS at 4096^3 against 0.92x.
 #pragma once
 #include "pad_rows.cuh"
 #include "wgmma.cuh"
@@ -345,10 +338,9 @@ __device__ __forceinline__ void lab_wgmma_step(lab_acc (&d)[MT][N], uint64_t da,
 }
 
 // A k-tile's wgmmas, in the order M_OUTER chooses (a tunable constant): with M_OUTER = 1 each
-// 64-row block's four k-steps follow each other, as cuBLAS's 128 x 128 kernel issues them
-// (log 2026-12-03-s29-1). At 128 x 128 (ping-pong, 5 stages, 4096^3) that took 1.2-1.4% fewer
-// cycles in three ncu runs and ran 1% closer to cuBLAS; 128 x 192 ran level (logs s32-2, s32-4 to
-// s32-6).
+// 64-row block's four k-steps follow each other, as cuBLAS's 128 x 128 kernel issues them. At
+// 128 x 128 (ping-pong, 5 stages, 4096^3) that takes 1.2-1.4% fewer cycles under ncu and runs 1%
+// closer to cuBLAS; 128 x 192 is level.
 template <int N>
 __device__ __forceinline__ void lab_wgmma_rows(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int m, bool first) {
 #pragma unroll
@@ -369,9 +361,9 @@ __device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da,
 // A place in the ring: the stage of a k-tile and the parity of its round, moved on one k-tile
 // (or n) at a time. Other depths than a power of two keep the stage and parity themselves, as
 // CUTLASS's pipeline state does: computed as it % STAGES and it / STAGES every k-tile, a ring of
-// 3, 5 or 6 stages took 8% more cycles than one of 4, even with no loads (log 2026-12-03-s27-1).
-// A power of two keeps the count, whose division is a mask and a shift: with the cursor there,
-// ptxas scheduled tensor_08's 4-stage loop 1.5% slower at 4096^3 (log 2026-12-03-s28-3).
+// 3, 5 or 6 stages takes 8% more cycles than one of 4, even with no loads. A power of two keeps
+// the count, whose division is a mask and a shift: with the cursor there, ptxas schedules
+// tensor_08's 4-stage loop 1.5% slower at 4096^3.
 struct lab_ring {
 #if (STAGES & (STAGES - 1)) == 0
     int it = 0;
@@ -445,14 +437,13 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
         // one of its C_BUFS x MT box slots, for the group that last used it to have read it), so
         // C's writes overlap the next tile's wgmmas and one box's store overlaps the next box's
         // writes. (With a bulk group for each slice of MT boxes, a lone slice buffer, as at 6
-        // stages of 128 x 128, made every slice wait for the one before to be read: the block's
-        // last tile, whose C nothing overlaps, cost about 5.5k cycles at 4096x4224x4096. A group
-        // a box: 273.0k cycles against 277.4k, and the _helpers entries 0.2%-1.8% faster at
-        // 4096^3, log 2026-12-04-s40-16.) A box holds its 64 rows as the map's 128-byte swizzle
-        // lays them out: 16-byte chunk c of row r at chunk c ^ (r % 8). The accumulators' 8-byte
-        // stores meet a 2-way bank conflict there (a half-warp's rows g and g ^ 1 share chunks);
-        // storing them without it saved no cycles (log 2026-12-04-s41-3). A box wholly below m is
-        // not stored (an edge tile's empty 64-row block).
+        // stages of 128 x 128, would make every slice wait for the one before to be read: the
+        // block's last tile, whose C nothing overlaps, pays about 5.5k cycles at 4096x4224x4096.
+        // A group a box: 273.0k cycles against 277.4k, and the _helpers entries 0.2%-1.8% faster
+        // at 4096^3.) A box holds its 64 rows as the map's 128-byte swizzle lays them out: 16-byte
+        // chunk c of row r at chunk c ^ (r % 8). The accumulators' 8-byte stores meet a 2-way bank
+        // conflict there (a half-warp's rows g and g ^ 1 share chunks); storing them without it
+        // saves no cycles. A box wholly below m is not stored (an edge tile's empty 64-row block).
         constexpr int TS = LAB_TMA_C_COLS;
         static_assert(TS * 4 == 128 && LAB_TMA_C_ROWS == 64, "the host's C map boxes: 64 rows of 128 bytes");
         constexpr int WHOLE = BN / TS * TS;  // columns that fill boxes; the rest go straight from the registers
@@ -487,8 +478,8 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
 #endif
     // The ring already holds the next tile's stages, so C goes through a buffer past it, SLICE
     // columns at a time: the accumulators' pieces in, then whole rows out (coalesced; 16-byte
-    // vectors where C's rows allow). Straight from the registers, odd rows (4097) made 4-byte
-    // stores of 16-byte pieces and cost the persistent rungs 15% (log 2026-12-01-s9-8).
+    // vectors where C's rows allow). Straight from the registers, odd rows (4097) make 4-byte
+    // stores of 16-byte pieces and cost the persistent rungs 15%.
     lab_acc* stage = reinterpret_cast<lab_acc*>(ring + RING_BYTES) + (wg - 1) * 64 * MT * SPITCH;
     lab_acc* out = lab_ptr<lab_acc>(p.g.c) + (size_t)max(top, 0) * p.g.ldc + col0;
 #pragma unroll
@@ -516,8 +507,8 @@ __device__ __forceinline__ void lab_store_c(const lab_gemm_tma_args& p, const la
         }
     }
 #elif PERSISTENT
-    // Straight from the registers (SLICED_C = 0, a tunable constant). fp8 at 8192³ ran 0.844x
-    // cuBLASLt this way against 0.866x sliced, in two calls (logs 2026-12-01-s9-10, s9-9).
+    // Straight from the registers (SLICED_C = 0, a tunable constant). fp8 at 8192³ runs 0.844x
+    // cuBLASLt this way against 0.866x sliced.
     (void)ring, (void)w, (void)g, (void)tq;
     lab_store_c_regs<0, BN / 8>(p, d, tid, top, col0, height, width);
 #else
@@ -569,10 +560,10 @@ struct lab_tiles {
     // This block's units, worked out once: `mine` whole tiles and `pieces` stream-K pieces, the
     // first of stream-K tile j0 from k-tile k0, its share ending e k-tiles past j0's first (past
     // ktiles, the second piece: the next tile's first e - ktiles). Worked out per unit, a
-    // division stood between a ping-pong consumer's main loop and its handover of the turn, and
-    // the other consumer waited on it every unit: 32 bits for whole tiles, and for stream-K three
-    // calls of the 64-bit division routine. Without them, the 128 x 128 ping-pong ran 1-2%
-    // closer to cuBLAS at 4096^3 and its stream-K form 2% (logs 2026-12-04-s36-1, s36-2).
+    // division would stand between a ping-pong consumer's main loop and its handover of the turn,
+    // and the other consumer would wait on it every unit: 32 bits for whole tiles, and for
+    // stream-K three calls of the 64-bit division routine. Without them, the 128 x 128 ping-pong
+    // runs 1-2% closer to cuBLAS at 4096^3 and its stream-K form 2%.
     int mine, pieces, j0, k0, e;
     __device__ __forceinline__ lab_tiles(const lab_gemm_tc_args& g) {
         ktiles = (g.k + BK - 1) / BK;
@@ -656,7 +647,7 @@ struct lab_tiles {
 // on the counter of its part of the tile; the last piece to arrive adds the others' slots into d
 // and returns true (it stores C). A slot holds each thread's registers in fours, i-major, so every
 // access is a 16-byte one and coalesced: a quarter of the instructions of one access a register
-// (session 22 timed 16-byte reads within noise of 4-byte ones, log 2026-12-02-s22-1). The host
+// (16-byte reads time within noise of 4-byte ones). The host
 // gives each slot a tile of C's type (TILE_PARTS parts of R registers of 128 threads).
 __device__ __forceinline__ bool lab_stream_k_fixup(const lab_gemm_tma_args& p, const lab_tiles& tiles, const lab_unit& w, lab_acc (&d)[MT][BN / 2],
                                                    int wg, int tid) {
@@ -764,11 +755,10 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
             for (int i = 0; i < BN / 2; ++i) sum[m][i] = 0.0f;
 #endif
         // The last k-tile of an unaligned k is multiplied by the loop after this one, only its
-        // k-steps that hold data (4097: 1 of 4; the align suite's 4104 and 4112 gained 1.5%, log
-        // 2026-12-02-s21-1). A loop, so no wgmma is behind a branch: ptxas serialises every wgmma
-        // of a kernel that has one there. (Skipping an edge tile's empty 64-row block too, by a
-        // second copy of this main loop, made the ping-pong rungs 2-3% slower at every size of
-        // the align suite, log s21-4.)
+        // k-steps that hold data (4097: 1 of 4; the align suite's 4104 and 4112 gain 1.5%). A
+        // loop, so no wgmma is behind a branch: ptxas serialises every wgmma of a kernel that has
+        // one there. (Skipping an edge tile's empty 64-row block too, by a second copy of this
+        // main loop, makes the ping-pong rungs 2-3% slower at every size of the align suite.)
         const int tail = PROMOTE == 0 && n > 0 && w.k1 == tiles.ktiles ? tiles.last_steps % 4 : 0;
         for (int t = 0; t < n - (tail > 0); ++t, it.next()) {
             uint64_t a, b;
@@ -798,10 +788,9 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #elif M_OUTER == 2
             // cuBLAS's order: the first 64-row block's wgmmas, the wait for the k-tile before, its
             // stage released, then the other block's, so the producer may refill it sooner. Each
-            // half is a group of its own: left out of any group, ptxas closed the first half as
-            // one and waited for it too (log s29-1). 128 x 128, 5 stages, 4096^3, paired: fp16
-            // 1.023x-1.030x (four runs) against M_OUTER 0's 1.019x-1.025x, bf16 level (logs
-            // 2026-12-04-s38-1, s38-2).
+            // half is a group of its own: left out of any group, ptxas closes the first half as
+            // one and waits for it too. 128 x 128, 5 stages, 4096^3, paired: fp16 1.023x-1.030x
+            // against M_OUTER 0's 1.019x-1.025x, bf16 level.
             lab_wgmma_rows(d, a, b, 0, t == 0);
             lab_wgmma_commit();
             lab_wgmma_wait<1>();
@@ -845,8 +834,8 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
     }
 #if PERSISTENT && SLICED_C
     // The block's shared memory must outlive its stores' reads of it; their writes complete with
-    // the grid, as after CUTLASS's tma_store_wait. Waiting for the writes too cost the last tile
-    // 0.5% of the kernel's cycles at 4096^3 (log 2026-12-03-s33-4).
+    // the grid, as after CUTLASS's tma_store_wait. Waiting for the writes too costs the last tile
+    // 0.5% of the kernel's cycles at 4096^3.
     if (tid == 0) lab_bulk_wait_read<0>();
 #endif
 }

@@ -5,8 +5,8 @@
 //   sm_90 and later). CHAINS independent accumulators per warp, operands in registers, a
 //   persistent grid; each chain reads B from registers of its own, loaded from memory one by one,
 //   as a GEMM warp tile's mmas read different B fragments. With one B shared by every chain, ptxas
-//   copied it into several registers again and again between the mmas (76 moves a 128 mmas), and
-//   the fp16 loop ran 555-588 TFLOP/s on the H200 instead of 626-635 (log 2026-12-04-s46-3).
+//   copies it into several registers again and again between the mmas (76 moves a 128 mmas), and
+//   the fp16 loop runs 555-588 TFLOP/s on an H200 instead of 626-635.
 // Teaches: what the warp-level MMA path delivers. On Ampere and Ada it is the Tensor Cores'
 //   peak; on Hopper only wgmma (issued by a warpgroup) reaches it, and this kernel shows how far
 //   the older path falls short there.
@@ -105,8 +105,8 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) peak_02_mma_sync(lab_peak_
             asm volatile("ld.volatile.global.u32 %0, [%1];\n" : "=r"(down[j][r]) : "l"(in + 2));
         }
     // sm_90 runs fp8 mma.sync as conversions, mmas into zero and fp32 adds (SASS): with the same B
-    // in every iteration ptxas computed the products once and the loop was adds (1434 TOPS in log
-    // 2026-11-30-s4-3). There B changes with the iteration, XORed with a zero ptxas cannot see.
+    // in every iteration ptxas would compute the products once and leave a loop of adds (a false
+    // 1434 TOPS). Here B changes with the iteration, XORed with a zero ptxas cannot see.
     unsigned zero = 0;
     if (PREC == LAB_FP8_F32ACC) {
         unsigned x, y;

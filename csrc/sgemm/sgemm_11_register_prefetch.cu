@@ -52,9 +52,9 @@ __device__ __forceinline__ void prefetched(const lab_gemm_f32_args& p) {
             a.template fetch<kVec>(A, p.lda, p.m, p.k, row0, k0 + BK, tid);
             b.template fetch<kVec>(B, p.ldb, p.k, p.n, k0 + BK, col0, tid);
         }
-        // A fence for the scheduler: without it ptxas sank these loads to their stores after the
-        // math (to save registers), exposing their latency: 0.78x cuBLAS at 4096 on the H200
-        // against 0.92x with it. (In rung 8's loop the same fence cost 4%: it is not shared.)
+        // A fence for the scheduler: without it ptxas sinks these loads to their stores after the
+        // math (to save registers), exposing their latency: 0.78x cuBLAS at 4096 on an H200
+        // against 0.92x with it. (In rung 8's loop the same fence costs 4%: it is not shared.)
         __syncwarp();
 #pragma unroll
         for (int i = 0; i < TM; i += 4) *reinterpret_cast<float4*>(&fa[0][i]) = *reinterpret_cast<const float4*>(&as[rowT + i]);

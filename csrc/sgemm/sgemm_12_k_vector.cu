@@ -1,7 +1,7 @@
 // Technique: A read along k (rung 12, sm_80 and later). cp.async lands A's tile row-major, as it
 //   lies in memory, and a lane reads four k-steps of one of its rows with one LDS.128, so neither
 //   rung 10's transposing pass nor rung 8's staging registers stand between global memory and the
-//   FMAs. The shape is cuBLAS's own SGEMM on the H200 (ncu, log 2026-12-01-s12-1): 8 warps of
+//   FMAs. The shape is cuBLAS's own SGEMM on an H200 (as ncu shows it): 8 warps of
 //   64 x 64 on a 256 x 128 tile, 16 x 8 outputs a lane, a STAGES-deep cp.async ring, one barrier a
 //   BK step, tiles in groups of GROUP_M tile rows.
 // Teaches: the instruction budget. On Hopper an SM issues one FFMA a sub-core a cycle, so every

@@ -1,5 +1,5 @@
 // Technique: a transposing asynchronous copy (rung 13, sm_80 and later), the scheme of cuBLAS's own
-//   SIMT SGEMM on the H200 (sm80_xmma ... ffma_aligna4, log 2026-12-01-s12-1). Each thread copies
+//   SIMT SGEMM on an H200 (sm80_xmma ... ffma_aligna4, as ncu names it). Each thread copies
 //   single floats of A with cp.async straight into shared memory laid out k-major (As[k][m]): the
 //   transpose costs no registers and no pass of its own, and a 4-byte copy needs no alignment, so
 //   every m, n, k and leading dimension runs this one loop with no padding copy. Each k-step a
@@ -112,8 +112,8 @@ template <bool kVecB>
 __device__ __forceinline__ void product(const lab_gemm_f32_args& p, int row0, int col0, int kBegin, int kEnd, float (&acc)[TM / 4][4][TN]) {
     extern __shared__ __align__(16) float smem[];
     // Before sm_90, a stream-K block reads its thread index afresh for each unit: what the loader
-    // derives from it is then recomputed, not held across the units, which made ptxas spill on
-    // sm_80 and sm_86. On sm_90 the same read cost 2.4% at 4096^3 (log s14-3), so it is not made.
+    // derives from it is then recomputed, not held across the units, which makes ptxas spill on
+    // sm_80 and sm_86. On sm_90 the same read costs 2.4% at 4096^3, so it is not made there.
     int tid = threadIdx.x;
 #if STREAMK && __CUDA_ARCH__ < 900
     asm volatile("mov.u32 %0, %%tid.x;" : "=r"(tid));
@@ -195,7 +195,7 @@ __device__ __forceinline__ void k_major(const lab_gemm_f32_args& p) {
 #if STREAMK
     // The schedule and the current unit live in shared memory, written by thread 0 between
     // barriers: none of it is held in registers across the main loop, where the accumulators and
-    // fragments need them all (held, they made ptxas spill on sm_80 to sm_90).
+    // fragments need them all (held, they make ptxas spill on sm_80 to sm_90).
     __shared__ lab_sk_tiles<BM, BN, BK> sched;
     __shared__ lab_sk_unit w;
     for (int u = 0;; ++u) {

@@ -47,8 +47,8 @@ __device__ __forceinline__ int b_off(int r, int c) { return lab_swizzle16<BN>(r,
 // The block's tile of C: blocks in groups of GROUP_M tile rows (a power of two) walking down the
 // tile columns, so a wave's tiles share A's and B's panels in L2 (row by row, each wave streams
 // all of B from DRAM); a last group of fewer rows keeps the launch's order. Shifts and masks of
-// blockIdx only: a form with divisions, computed in each k-tile's copies to spare registers, made
-// the loop half as long again and ran a fifth slower (log 2026-12-01-s17-1).
+// blockIdx only: a form with divisions, computed in each k-tile's copies to spare registers, makes
+// the loop half as long again and runs a fifth slower.
 __device__ __forceinline__ void tile_origin(int& row0, int& col0) {
     static_assert(GROUP_M >= 1 && (GROUP_M & (GROUP_M - 1)) == 0, "tile rows per rasterisation group: a power of two");
     constexpr int SHIFT = GROUP_M == 1 ? 0 : GROUP_M == 2 ? 1 : GROUP_M == 4 ? 2 : GROUP_M == 8 ? 3 : GROUP_M == 16 ? 4 : 5;
@@ -67,9 +67,9 @@ __device__ __forceinline__ void tile_origin(int& row0, int& col0) {
 // multiples of one stride and move BK columns (A) or BK rows (B) a k-tile, and the shared
 // offsets are the first copy's plus constants (the swizzles repeat every 8 rows). Rows of A and
 // columns of B are checked once, k with one compare a copy. Computed afresh per k-tile from the
-// thread index, the copies took ~230 instructions a k-tile against a warp's 64 mmas (SASS),
-// issued by every warp at once after the barrier while the Tensor Cores idled; now a k-tile's
-// loop is 172 instructions, 64 of them mmas (log 2026-12-02-s19-3).
+// thread index, the copies would take ~230 instructions a k-tile against a warp's 64 mmas (SASS),
+// issued by every warp at once after the barrier while the Tensor Cores idle; this way a k-tile's
+// loop is 172 instructions, 64 of them mmas.
 constexpr int CA = BK / 8, RA = THREADS / CA, NA = BM * BK / 8 / THREADS;
 constexpr int CB = BN / 8, RB = THREADS / CB, NB = BK * BN / 8 / THREADS;
 static_assert(THREADS % CA == 0 && THREADS % CB == 0 && RA % 8 == 0 && NA * RA == BM && NB * RB == BK,
@@ -167,10 +167,10 @@ __device__ __forceinline__ Loop start(const Args& p, Copies& cp, int kt0, int ti
 // (so its stage may take the copies of k-tile t + STAGES - 1). The fragments are
 // double-buffered: each k16 step reads the next one's from shared memory while its mmas run,
 // and no barrier stands between a load and the mmas that hide it. With the barrier between a
-// k-tile's two k16 steps instead, ptxas hoisted 18 of the last step's 32 mmas above it, the
-// next k-tile's ldmatrix came after it in one burst from all eight warps with 14 mmas to
-// hide behind, and the k-tile's first mma held 16% of the warp stall samples (SASS; log
-// 2026-12-02-s19-6). The price: one copy group fewer in flight at the wait. The next stage's
+// k-tile's two k16 steps instead, ptxas hoists 18 of the last step's 32 mmas above it, the
+// next k-tile's ldmatrix comes after it in one burst from all eight warps with 14 mmas to
+// hide behind, and the k-tile's first mma holds 16% of the warp stall samples (SASS). The
+// price: one copy group fewer in flight at the wait. The next stage's
 // copies go out a few at a time between the rows of mmas.
 __device__ __forceinline__ void ktile(const Args& p, Copies& cp, Loop& l, int k0, bool live, float (&acc)[WM / 16][WN / 8][4]) {
     extern __shared__ __align__(128) unsigned short stages[];

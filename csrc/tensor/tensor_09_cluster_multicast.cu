@@ -5,14 +5,13 @@
 //   clock (rung 5's persistent configuration beside it, alone on its SM, in the same run).
 // Limits: as rung 5; a stage is freed only when the consumers of both blocks are done with it,
 //   so the slower block of a pair sets the pace; no stream-K (a piece belongs to one block).
-//   On the H200 it runs level with rung 5's persistent configuration, not past it: 0.98-0.99x
+//   On an H200 it runs level with rung 5's persistent configuration, not past it: 0.98-0.99x
 //   cuBLAS at 4096^3 and 1.02x at 8192^3 in pairs; under ncu at 4096^3 its tensor pipe is busy
-//   90.2% of the cycles against 90.9% alone (bf16), what cuBLAS's cooperative kernel reaches too
-//   (logs 2026-12-02-s18-1, s18-3, s18-4). Fewer loads from L2 do not buy time where the
-//   cooperative schedule's epilogue, not the loads, leaves the Tensor Cores idle. Its ping-pong
-//   entry (128 x 192, PINGPONG) reads rows that are 16-byte but not 32-byte aligned in place,
-//   which a lone block cannot do well: at 4104^3 0.92x cuBLAS against tensor_08's 0.87x on
-//   padded copies (log 2026-12-03-s34-7).
+//   90.2% of the cycles against 90.9% alone (bf16), what cuBLAS's cooperative kernel reaches too.
+//   Fewer loads from L2 do not buy time where the cooperative schedule's epilogue, not the
+//   loads, leaves the Tensor Cores idle. Its ping-pong entry (128 x 192, PINGPONG) reads rows
+//   that are 16-byte but not 32-byte aligned in place, which a lone block cannot do well: at
+//   4104^3 0.92x cuBLAS against tensor_08's 0.87x on padded copies.
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && CLUSTER_Y == 2, "the persistent pair this rung measures");
