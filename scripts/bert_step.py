@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One BERT-sized encoder training step (forward and backward), timed with PyTorch on the GPU:
-the outside check of `kernel-lab advise --workload bert-base --precision fp16` (issue 20).
+the outside check of `kernel-lab advise --workload bert-base --precision fp16`.
 
 The encoder is built from BERT's dimensions with random weights (no embeddings or heads: advise
 prices the encoder's layers), runs under autocast fp16 with dropout 0.1, and is timed with CUDA

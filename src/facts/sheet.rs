@@ -1,5 +1,5 @@
-//! The GPU spec sheet: what vendors publish for the GPUs the seed articles compare and their
-//! successors, as data in one place. The lab sets its measurements beside these rows and computes
+//! The GPU spec sheet: what vendors publish for the GPUs the RTX 4090 / 4070 and 4070 Ti / V100
+//! selection guides compare and their successors, as data in one place. The lab sets its measurements beside these rows and computes
 //! bounds for the GPUs it cannot run; it never reports a sheet figure as a measurement.
 //!
 //! Rates are dense (no 2:4 sparsity); the sparse figure the vendor quotes is kept apart in
@@ -281,7 +281,7 @@ pub const GPUS: &[Gpu] = &[
         source: "NVIDIA Ada Lovelace architecture whitepaper v2.1 (AD104); GeForce RTX 4070 Ti specifications",
     },
     // Ada whitepaper, RTX 4090 column (October 2022, $1599). No NVLink connector on any Ada
-    // GeForce card: the seed articles' "600 GB/s NVLink" for the 4090 is wrong.
+    // GeForce card: the "600 GB/s NVLink" some GPU selection guides give the 4090 is wrong.
     Gpu {
         name: "RTX 4090",
         matches: &["RTX 4090"],

@@ -104,10 +104,9 @@ pub fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: &[u64], strides: &[u
 }
 
 /// How far L2 widens a TMA load's misses from DRAM, by the row pitch: 256 bytes where rows start on
-/// 128-byte lines, else 128, since a row that crosses lines took the 256-byte promotion badly: the
-/// 128 x 192 ping-pong rung at 4112^3 (8224-byte rows) ran 342k cycles and 0.93x cuBLAS with it,
-/// 322k and 0.98x without, and unpadded 8208-byte rows (4104) 0.59x against 0.73x (logs
-/// 2026-12-03-s30-1, s30-6).
+/// 128-byte lines, else 128, since a row that crosses lines takes the 256-byte promotion badly: the
+/// 128 x 192 ping-pong rung at 4112^3 (8224-byte rows) runs 342k cycles and 0.93x cuBLAS with it,
+/// 322k and 0.98x without, and unpadded 8208-byte rows (4104) 0.59x against 0.73x.
 fn promotion(pitch: u64) -> CUtensorMapL2promotion {
     if pitch % 128 == 0 {
         CUtensorMapL2promotion::CU_TENSOR_MAP_L2_PROMOTION_L2_256B

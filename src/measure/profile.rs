@@ -32,7 +32,7 @@ pub fn run(gpu: &mut Gpu, spec: &'static VariantSpec, shape: &Shape, seed: u64, 
     if !check.passed() {
         return Ok(check);
     }
-    // An ASCII name: ncu's --nvtx-include did not match the same range pushed as a wide string.
+    // An ASCII name: ncu's --nvtx-include does not match the same range pushed as a wide string.
     let name = std::ffi::CString::new(spec.name.as_str()).map_err(|_| LabError::Usage(format!("{}: a NUL in the name", spec.name)))?;
     for _ in 0..launches {
         let _range = nvtx::LocalRange::new(nvtx::Str::from(name.clone()));

@@ -350,8 +350,8 @@ pub fn measure(
     };
     // A kernel against cuBLASLt's best itself, the two alternating in one state of the board:
     // its ratio to the best read as two ratios to the default call divides figures from
-    // different points of a bench, over which a paired ratio drifts by up to 1% (logs
-    // 2026-12-04-s43-10, s43-11). After the telemetry's window, which stays the subject's.
+    // different points of a bench, over which a paired ratio drifts by up to 1%. After the
+    // telemetry's window, which stays the subject's.
     if let (true, Code::Kernel(_), Some((lt, algo))) = (pair, &code, vendor.as_ref()) {
         match timer.pairs(gpu, policy, &mut |subject| if subject { launch(case, gpu, &code) } else { lt.launch(gpu, algo) }, work_ratio) {
             Ok(p) => e.paired_best = p.paired(),

@@ -35,8 +35,8 @@ struct Reading {
     power_mw: u32,
     temp_c: u32,
     reasons: u64,
-    /// NVML's instantaneous power field (mW), where it has one; the H200 refreshes it every
-    /// 100 ms (log 2026-12-04-s44-6). power_mw is a one-second average on Ampere and later but
+    /// NVML's instantaneous power field (mW), where it has one; an H200 refreshes it every
+    /// 100 ms. power_mw is a one-second average on Ampere and later but
     /// GA100 (NVML's documentation).
     instant_mw: Option<u64>,
     /// The energy counter (mJ), and when it was read (seconds into the window).
@@ -118,10 +118,10 @@ impl Sampler {
     }
 }
 
-/// Mean power between the energy counter's first and last steps inside the window. On the H200
-/// the counter steps every 24-154 ms (median 100; log 2026-12-04-s44-5), so a difference read at
-/// the window's edges counts a whole step's energy for part of its time: 804 W over 0.23 s under
-/// a 700 W cap (s44-1). None where it stepped fewer than twice.
+/// Mean power between the energy counter's first and last steps inside the window. On an H200
+/// the counter steps every 24-154 ms (median 100), so a difference read at the window's edges
+/// counts a whole step's energy for part of its time: 804 W over 0.23 s under a 700 W cap. None
+/// where it stepped fewer than twice.
 fn stepped_power(readings: &[Reading]) -> Option<f64> {
     let steps: Vec<(f64, u64)> = readings
         .windows(2)

@@ -1,6 +1,6 @@
 //! Host <-> device transfers: pageable against pinned host memory, both directions, 4 KB to 1 GB,
 //! and a pinned transfer overlapped with a kernel on a second stream (the copy engine working
-//! while the SMs do). The seed articles' `pin_memory=True` advice, measured.
+//! while the SMs do). GPU selection guides' `pin_memory=True` advice, measured.
 
 use super::families::{self, inputs::random_f32, Shape};
 use super::timing::{Samples, Timer};

@@ -18,14 +18,12 @@ pub const NAME: &str = "cuBLASLt best";
 /// Each candidate's brief timing: SEARCH's pairs with the default call, timed as the winner then
 /// is in full (alternating order, each launch after a flush and an untimed launch of its own),
 /// and the candidate with the highest median ratio kept. Timed alone, one after the other, each
-/// sample straight after the flush, the search at 4096³ fp16 kept the first or second candidate
-/// (1.00x the default call, paired) over the fourth (1.04x) in three runs of three, and with the
-/// candidates' samples in alternating rounds in one run of four (logs 2026-12-04-s42-3, s42-4).
-/// The first candidate's pairs start after the run's own warm-up (`warmup_s`), as the winner's do,
-/// the others straight after the one before, so every candidate is timed on a board settled at
-/// its power cap. Without it, the first bench of a call, after the sanitizer, kept the first
-/// candidate at 4096³ fp16, then timed at 1.001x the default call (log 2026-12-04-s43-4); after 5 s
-/// idle, three runs with and three without the warm-up all kept the fourth (s43-5).
+/// sample straight after the flush (or with the candidates' samples in alternating rounds), the
+/// search at 4096³ fp16 keeps the first or second candidate (1.00x the default call, paired) over
+/// the fourth (1.04x). The first candidate's pairs start after the run's own warm-up
+/// (`warmup_s`), as the winner's do, the others straight after the one before, so every
+/// candidate is timed on a board settled at its power cap. Without it, the first bench of a call,
+/// after the sanitizer, can keep the first candidate at 4096³ fp16 (1.001x the default call).
 const SEARCH: Policy = Policy { min_samples: 8, max_samples: 8, target: 1.0, cap_s: 0.5, warmup_s: 0.0, regime: Regime::Sustained };
 
 /// The candidate that passes the check and runs fastest beside the default call (the first that

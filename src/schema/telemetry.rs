@@ -10,9 +10,9 @@ pub struct Telemetry {
     pub sm_mhz_min: u32,
     pub sm_mhz_median: u32,
     pub mem_mhz_median: u32,
-    /// Mean board power over the timed launches, from what `power_source` names. Runs without a
-    /// source (before session 44) divided the energy counter's difference at the window's edges
-    /// by the window: off by up to a step's energy (about 100 ms of power) over short windows.
+    /// Mean board power over the timed launches, from what `power_source` names. Runs that name
+    /// no source (older files) divided the energy counter's difference at the window's edges by
+    /// the window: off by up to a step's energy (about 100 ms of power) over short windows.
     pub power_w: f64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub power_source: Option<PowerSource>,

@@ -214,7 +214,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
 }
 
 /// The reasoning under the table: the best GPU by time, per dollar and per watt among those
-/// the constraints leave, and the pairs the seed articles compare.
+/// the constraints leave, and the pairs the RTX 4090 / 4070 and 4070 Ti / V100 selection guides
+/// compare.
 pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
     let open: Vec<&Row> = rows.iter().filter(|r| r.excluded.is_none()).collect();
     let mut out = Vec::new();
@@ -236,7 +237,7 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
     let find = |n: &str| rows.iter().find(|r| r.gpu == n);
     if let (Some(a), Some(b)) = (find("RTX 4090"), find("RTX 4070")) {
         out.push(format!(
-            "RTX 4090 against RTX 4070, which the seed articles weigh against each other: {:.2}x as fast",
+            "RTX 4090 against RTX 4070, which GPU selection guides weigh against each other: {:.2}x as fast",
             b.step_ms / a.step_ms
         ));
     }
@@ -245,7 +246,7 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
     }
     if let (true, Some(r)) = (req.gpus > 1, find("RTX 4090")) {
         out.push(format!(
-            "RTX 4090 has no NVLink, whatever the seed articles say: its all-reduce takes {:.1} ms of each step ({})",
+            "RTX 4090 has no NVLink, whatever some GPU selection guides say: its all-reduce takes {:.1} ms of each step ({})",
             r.allreduce_ms,
             r.link.as_deref().unwrap_or("-")
         ));

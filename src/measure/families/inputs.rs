@@ -56,9 +56,9 @@ pub fn memcpy_d2d<T>(gpu: &Gpu, dst: &mut CudaSlice<T>, src: &CudaSlice<T>) -> R
 }
 
 /// A page-locked host buffer an output is read back into, kept for the case's life. Reading a
-/// large array into fresh pageable memory each time was the bench's largest cost: 0.67 s per
-/// check of a 512 MiB array on the H200 (`bench --quick`: 26 s of its 53 s in the memory family's
-/// checks); with this, 0.29 s.
+/// large array into fresh pageable memory each time would be the bench's largest cost: 0.67 s per
+/// check of a 512 MiB array on an H200 (half of `bench --quick` in the memory family's checks);
+/// with this, 0.29 s.
 pub struct Readback<T>(Option<PinnedHostSlice<T>>);
 
 impl<T> Default for Readback<T> {
@@ -78,8 +78,8 @@ impl<T: DeviceRepr + ValidAsZeroBits> Readback<T> {
         let host = self.0.as_mut().expect("allocated above");
         gpu.stream.memcpy_dtoh(src, host)?;
         // The copy is asynchronous, and with event tracking off (Gpu::open) the buffer's own
-        // event is never recorded, so as_slice returns at once: a 512 MiB check once read a
-        // copy still on its way (log 2026-12-04-s44-1). The stream is waited on instead.
+        // event is never recorded, so as_slice returns at once and a large check (512 MiB) could
+        // read a copy still on its way. The stream is waited on instead.
         gpu.sync()?;
         Ok(host.as_slice()?)
     }

@@ -99,7 +99,7 @@ impl Family for Sgemm {
     fn suites(&self) -> Vec<Suite> {
         gemm_suites()
     }
-    /// The size the SGEMM issue's goal is set at.
+    /// 4096³, the size the ladder is set against cuBLAS at, rather than the largest quick size.
     fn tune_sizes(&self) -> Vec<Shape> {
         vec![sq(4096)]
     }

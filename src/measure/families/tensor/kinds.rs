@@ -119,7 +119,7 @@ impl Kind for Int8 {
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32I;
     const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
     const OUT_TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32;
-    /// cublasGemmEx int8 with B k x n ("NN") ran 128 TOPS at 8192 on the H200, 6% of the sheet.
+    /// cublasGemmEx int8 with B k x n ("NN") runs 128 TOPS at 8192 on an H200, 6% of the sheet.
     const B_KMAJOR: bool = true;
     /// In [-8, 8): sums of up to 2^15 products stay below 2^21, exact as f32 too.
     fn draw(len: usize, seed: u64) -> (Vec<i8>, Vec<f32>) {

@@ -59,12 +59,12 @@ impl<K: Kind> Family for MmaGemm<K> {
             Suite { name: "square", about: "1024, 4096 and 8192", shapes: vec![sq(1024), sq(4096), sq(8192)] },
             Suite {
                 name: "align",
-                about: "M = N = K around 4096: the seed articles' multiples-of-8 advice, measured",
+                about: "M = N = K around 4096: GPU selection guides' multiples-of-8 advice, measured",
                 shapes: [4095, 4096, 4097, 4100, 4104, 4111, 4112, 4128].into_iter().map(sq).collect(),
             },
         ]
         .into_iter()
-        // The workloads' GEMMs in this family's precision (the seed articles run them mixed).
+        // The workloads' GEMMs in this family's precision (the selection guides run them in mixed precision).
         .chain(gemm_suites().into_iter().filter(|s| s.name == "bert" || s.name == "resnet"))
         .collect()
     }
