@@ -9,11 +9,90 @@ fn against(output: &[f32], want: &[f64], p: Precision) -> kernel_lab::measure::v
     check(output, want.len(), &|i| (i, want[i]), p)
 }
 
+/// Every precision with its tolerance and why it has that value (the measured figures are the
+/// H200's committed runs at 8192³; a wrong or missing term of a sum of k = 8192 moves the norm by
+/// about 1/sqrt(k) = 1.1e-2, so every tolerance sits below that and above what rounding leaves).
+const TOLERANCES: [(Precision, f64, &str); 5] = [
+    (Precision::Exact, 0.0, "copies and integer sums have one answer"),
+    (Precision::Fp32, 5e-5, "fp32 sums land near sqrt(k) * 6e-8 = 5e-6 at k = 8192; measured 1.7e-6"),
+    (Precision::Fp16F32Acc, 1e-3, "exact products, truncating Tensor Core adders; cuBLAS measured 1e-5"),
+    (Precision::Tf32, 5e-3, "inputs rounded to a 10-bit mantissa (2^-11); measured 7e-4"),
+    (Precision::Fp8F32Acc, 5e-3, "e4m3 products summed narrower than fp32 between promotions; measured 1e-4 to 2.9e-4"),
+];
+
 #[test]
 fn tolerances_per_precision() {
-    assert_eq!(Precision::Exact.tolerance(), 0.0);
+    for (p, want, why) in TOLERANCES {
+        assert_eq!(p.tolerance(), want, "{p:?}: {why}");
+        assert!(want < 1.1e-2, "{p:?}: a wrong term of a long sum must fail");
+    }
     let fp32 = Precision::Fp32.tolerance();
     assert!(fp32 > 1e-6 && fp32 < 1e-3, "fp32 tolerance {fp32} must sit between rounding and a bug");
+}
+
+#[test]
+fn an_error_a_little_above_each_tolerance_fails_and_a_little_below_passes() {
+    // A reference of mixed signs and sizes; the output is every element scaled by (1 + e), so the
+    // relative error norm is e (to f32's rounding of each element, 6e-8).
+    let want: Vec<f64> = (0..64).map(|i| ((i * 37 % 17) as f64 - 8.0) * 0.25 + 0.125).collect();
+    let off = |e: f64| -> Vec<f32> { want.iter().map(|w| (w * (1.0 + e)) as f32).collect() };
+    for (p, tol, _) in TOLERANCES {
+        if tol == 0.0 {
+            assert!(against(&off(0.0), &want, p).passed(), "{p:?}: exact passes");
+            let mut one_ulp = off(0.0);
+            one_ulp[5] = f32::from_bits(one_ulp[5].to_bits() + 1);
+            let c = against(&one_ulp, &want, p);
+            assert!(!c.passed() && c.first_bad.len() == 1, "{p:?}: one ulp fails: {}", c.describe());
+            continue;
+        }
+        let above = against(&off(tol * 1.02), &want, p);
+        let below = against(&off(tol * 0.98), &want, p);
+        assert!(!above.passed(), "{p:?}: {}", above.describe());
+        assert!(below.passed(), "{p:?}: {}", below.describe());
+        assert_relative_eq!(above.error, tol * 1.02, max_relative = 1e-3);
+        assert_eq!((above.tolerance, below.tolerance, above.compared), (tol, tol, want.len()));
+        assert!(!above.first_bad.is_empty(), "{p:?}: the elements larger than the RMS are listed");
+    }
+}
+
+#[test]
+fn an_element_is_listed_bad_when_off_by_more_than_the_tolerance_times_the_rms() {
+    // RMS 2: with fp32, more than 1e-4 off is listed.
+    let want = [2.0, -2.0, 2.0, -2.0];
+    let c = against(&[2.0, -2.0 - 1.2e-4, 2.0 + 0.8e-4, -2.0], &want, Precision::Fp32);
+    assert_eq!(c.first_bad.iter().map(|b| b.0).collect::<Vec<_>>(), [1]);
+    assert_relative_eq!(c.first_bad[0].1, -2.0 - 1.2e-4, max_relative = 1e-7);
+    assert_eq!(c.first_bad[0].2, -2.0);
+    // At most five, in index order.
+    let c = against(&[9.0; 8], &[1.0; 8], Precision::Fp32);
+    assert_eq!(c.first_bad.iter().map(|b| b.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    // Nothing compared: nothing wrong.
+    let c = check(&[], 0, &|i| (i, 0.0), Precision::Fp32);
+    assert!(c.passed() && c.error == 0.0 && c.compared == 0 && c.first_bad.is_empty());
+}
+
+#[test]
+fn integer_words_match_exactly_or_fail_naming_the_first_mismatch() {
+    use kernel_lab::measure::verify::check_words;
+    let ok = check_words(None, 4096);
+    assert!(ok.passed() && ok.error == 0.0 && ok.compared == 4096 && ok.first_bad.is_empty());
+    let bad = check_words(Some((17, 5, 6)), 4096);
+    assert!(!bad.passed());
+    assert_eq!((bad.error, bad.tolerance, bad.nonfinite, bad.first_bad.as_slice()), (1.0, 0.0, 0, [(17, 5.0, 6.0)].as_slice()));
+    assert!(bad.describe().contains("[17] got 5e0 want 6e0"), "{}", bad.describe());
+}
+
+#[test]
+fn a_check_round_trips_through_json_with_nan_as_null() {
+    let c = against(&[f32::NAN], &[1.0], Precision::Fp32);
+    let json = serde_json::to_string(&c).unwrap();
+    assert!(json.contains("\"error\":null"), "{json}");
+    let back: kernel_lab::measure::verify::Check = serde_json::from_str(&json).unwrap();
+    assert!(back.error.is_nan() && back.nonfinite == 1 && back.tolerance == 5e-5);
+    let c = against(&[3.0, 4.5], &[3.0, 4.0], Precision::Tf32);
+    let back: kernel_lab::measure::verify::Check = serde_json::from_str(&serde_json::to_string(&c).unwrap()).unwrap();
+    assert_eq!((back.error, back.compared, back.tolerance), (c.error, 2, 5e-3));
+    assert_eq!(c.describe(), "error 1.000e-1 (tolerance 5.0e-3) over 2 elements, 0 non-finite; first bad: [1] got 4.5e0 want 4e0");
 }
 
 #[test]
