@@ -3,6 +3,12 @@
 //! writes the plain sbatch scripts (`script`); `slurm` submits them and asks Slurm how they went;
 //! `collect` says per task what happened and merges what finished into one report.
 //!
+//! A task's `run` is split into words as a POSIX shell splits them (quotes and backslashes:
+//! `sheet "RTX 4090"` is two words), and the scripts quote every word back, so what a task runs is
+//! exactly what its line says. Every task's whole command line is checked at submit, before
+//! anything is written (`Fleet::check`, given the CLI's own parser), so a bad flag or size is
+//! found then rather than after the job has waited in the queue.
+//!
 //! The shared folder, after a run:
 //!   fleet.sbatch, merge.sbatch   the array job's script (every task) and the merge job's
 //!   tasks.json, jobs.json        the tasks as submitted, and the Slurm job ids
@@ -97,7 +103,10 @@ struct MergeSpec {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FleetSpec {
+    /// The fleet's folder; a relative one is from the fleet file's folder (not the current one),
+    /// so a fleet file means the same folder wherever it is submitted from.
     dir: PathBuf,
+    /// The `kernel-lab` the tasks run; relative, from the fleet file's folder like `dir`.
     binary: Option<PathBuf>,
     #[serde(default)]
     slurm: Placement,
@@ -118,6 +127,18 @@ pub struct Task {
     pub place: Placement,
 }
 
+impl Task {
+    /// The arguments the task's script gives `kernel-lab`: its own, then `--results-dir
+    /// results_dir` where it stores results.
+    pub fn command_line(&self, results_dir: &str) -> Vec<String> {
+        let mut all = self.args.clone();
+        if self.stores {
+            all.extend(["--results-dir".to_string(), results_dir.to_string()]);
+        }
+        all
+    }
+}
+
 /// A fleet ready to submit.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fleet {
@@ -133,9 +154,15 @@ fn usage(msg: String) -> LabError {
     LabError::Usage(msg)
 }
 
-/// A task's command: "bench sgemm --quick", split on blanks; its first word a subcommand a task may run.
+/// A task's command: `run` split into words as a POSIX shell would (`sheet "RTX 4090"` is `sheet`
+/// and `RTX 4090`); its first word a subcommand a task may run. Only the command's shape is checked
+/// here; its flags and values are checked by `Fleet::check` with the CLI's parser.
 pub fn task(index: usize, name: Option<String>, run: &str, place: Placement) -> Result<Task> {
-    let args: Vec<String> = run.split_whitespace().map(String::from).collect();
+    let args =
+        shlex::split(run).ok_or_else(|| usage(format!("fleet task {index}: 'run' ends inside a quote or after a backslash: {run}")))?;
+    if args.iter().any(|a| a.contains('\0')) {
+        return Err(usage(format!("fleet task {index}: 'run' holds a NUL character, which no command line can carry")));
+    }
     let first = args.first().ok_or_else(|| usage(format!("fleet task {index}: 'run' is empty")))?;
     let &(_, stores) = COMMANDS.iter().find(|(c, _)| c == first).ok_or_else(|| {
         let names: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
@@ -144,16 +171,26 @@ pub fn task(index: usize, name: Option<String>, run: &str, place: Placement) -> 
     if stores && args.iter().any(|a| a.starts_with("--results-dir")) {
         return Err(usage(format!("fleet task {index}: the fleet sets --results-dir (its results/ folder)")));
     }
-    // Unnamed: the command's words without its flags ("bench sgemm --quick" is bench-sgemm).
-    let name = name.unwrap_or_else(|| args.iter().filter(|a| !a.starts_with('-')).cloned().collect::<Vec<_>>().join("-"));
-    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+    // Unnamed: the command's words without its flags, any character a name may not hold made a
+    // '-' ("bench sgemm --quick" is bench-sgemm, `sheet "RTX 4090"` is sheet-RTX-4090).
+    let name = name.unwrap_or_else(|| {
+        let words: Vec<&str> = args.iter().map(String::as_str).filter(|a| !a.starts_with('-')).collect();
+        words.join("-").chars().map(|c| if name_char(c) { c } else { '-' }).collect()
+    });
+    if name.is_empty() || !name.chars().all(name_char) {
         return Err(usage(format!("fleet task {index}: name '{name}': letters, digits, '-', '_' and '.' only")));
     }
     Ok(Task { index, name, args, stores, place })
 }
 
+/// A task's name goes into file names and the scripts unquoted.
+fn name_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "-_.".contains(c)
+}
+
 impl Fleet {
-    /// From a fleet file; `binary` is used where the file names none.
+    /// From a fleet file; `binary` is used where the file names none. The file's relative `dir`
+    /// and `binary` are from the file's own folder.
     pub fn read(path: &Path, binary: &Path) -> Result<Fleet> {
         let text = std::fs::read_to_string(path).map_err(|e| usage(format!("{}: {e}", path.display())))?;
         let spec: FleetSpec = toml::from_str(&text).map_err(|e| {
@@ -169,11 +206,16 @@ impl Fleet {
             Some(m) => m.place,
             None => Placement { gres: None, constraint: None, ..spec.slurm.clone() },
         };
-        Fleet::new(&spec.dir, spec.binary.as_deref().unwrap_or(binary), tasks, merge)
+        // `Path::join` keeps an absolute path as it is; the parent of "fleet.toml" is "", which
+        // `Fleet::new` then takes from the current folder.
+        let here = path.parent().unwrap_or(Path::new(""));
+        let binary = spec.binary.as_ref().map_or_else(|| binary.to_path_buf(), |b| here.join(b));
+        Fleet::new(&here.join(&spec.dir), &binary, tasks, merge)
     }
 
     /// Checked: at least one task, names unique. The folder and the binary are made absolute
-    /// (from the current folder), as every node must resolve them alike.
+    /// (a relative one from the current folder, which is where `--dir` on the command line is
+    /// from), as every node must resolve them alike.
     pub fn new(dir: &Path, binary: &Path, tasks: Vec<Task>, merge: Placement) -> Result<Fleet> {
         if tasks.is_empty() {
             return Err(usage("a fleet needs at least one task".into()));
@@ -186,6 +228,16 @@ impl Fleet {
         let abs = |what: &str, p: &Path| std::path::absolute(p).map_err(|e| usage(format!("fleet {what} '{}': {e}", p.display())));
         let (dir, binary) = (abs("dir", dir)?, abs("binary", binary)?);
         Ok(Fleet { dir, binary, tasks, merge })
+    }
+
+    /// Every task's whole command line, as its script will run it (with `--results-dir` where it
+    /// stores results), given to `parse`: the CLI's own parser, so this layer need not know its
+    /// grammar. The first task it refuses is one usage error naming the task.
+    pub fn check(&self, parse: impl Fn(&[String]) -> std::result::Result<(), String>) -> Result<()> {
+        for t in &self.tasks {
+            parse(&t.command_line("results")).map_err(|e| usage(format!("fleet task {} ({}): {e}", t.index, t.name)))?;
+        }
+        Ok(())
     }
 
     /// The fleet as `submit` recorded it in its folder.

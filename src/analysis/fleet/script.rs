@@ -7,8 +7,11 @@ use std::path::Path;
 use super::{Fleet, Task};
 use crate::error::{LabError, Result};
 
-/// A word for bash, single-quoted where it needs to be.
-fn quote(s: &str) -> String {
+/// A word for a POSIX shell, single-quoted where it needs to be (a `'` inside as `'\''`). The
+/// characters left bare are those no shell gives a meaning to where the scripts put words (after
+/// the command's name, inside `( )`); `=`, `,` and `%` among them keep `--array=0,1` and
+/// `task-%a` readable, where shlex's quoting would quote them.
+pub fn quote(s: &str) -> String {
     if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_./:=,@+%".contains(c)) {
         s.to_string()
     } else {
@@ -16,9 +19,20 @@ fn quote(s: &str) -> String {
     }
 }
 
+/// Words as one line a user can paste into a shell: each quoted where it needs to be.
+pub fn join(words: &[String]) -> String {
+    words.iter().map(|w| quote(w)).collect::<Vec<_>>().join(" ")
+}
+
+/// The `#SBATCH --output=` word for a log: sbatch reads quotes on `#SBATCH` lines, so a folder
+/// with a blank in its name stays one word (a backslash in it would not: sbatch takes it as an
+/// escape even inside quotes).
+fn output(f: &Fleet, log: &str) -> String {
+    quote(&format!("--output={}", f.dir.join("logs").join(log).display()))
+}
+
 fn case_arm(t: &Task) -> String {
-    let args: Vec<String> = t.args.iter().map(|a| quote(a)).collect();
-    format!("{}) name={}; args=({}); stores={} ;;", t.index, quote(&t.name), args.join(" "), u8::from(t.stores))
+    format!("{}) name={}; args=({}); stores={} ;;", t.index, quote(&t.name), join(&t.args), u8::from(t.stores))
 }
 
 /// The array job's script: every task, chosen by the array index.
@@ -30,9 +44,9 @@ pub fn task_script(f: &Fleet) -> String {
         r#"#!/usr/bin/env bash
 # kernel-lab fleet: task $SLURM_ARRAY_TASK_ID of the fleet in {dir}.
 # `kernel-lab fleet submit` submits it as an array job (sbatch --array=..., with each task's
-# --partition, --constraint, --gres); by hand: SLURM_ARRAY_TASK_ID=0 bash {dir}/fleet.sbatch
+# --partition, --constraint, --gres); by hand: SLURM_ARRAY_TASK_ID=0 bash {script_q}
 #SBATCH --job-name=kernel-lab-fleet
-#SBATCH --output={dir}/logs/task-%a.out
+#SBATCH {output}
 set -uo pipefail
 dir={dir_q}
 bin={bin_q}
@@ -50,7 +64,8 @@ mkdir -p "$scratch" "$dir/results" "$dir/status" "$dir/logs"
 gpu=$(nvidia-smi --query-gpu=name,pci.bus_id --format=csv,noheader ${{CUDA_VISIBLE_DEVICES:+-i "${{CUDA_VISIBLE_DEVICES%%,*}}"}} 2>/dev/null |
     head -n 1 | tr -d '"\\')
 start=$(date -u +%FT%TZ)
-echo "kernel-lab fleet: task $id ($name) on $(hostname), GPU: ${{gpu:-none}}: $bin ${{args[*]}}"
+# The command as a shell line (%q quotes each word), so it can be pasted to run the task again.
+echo "kernel-lab fleet: task $id ($name) on $(hostname), GPU: ${{gpu:-none}}:$(printf ' %q' "$bin" "${{args[@]}}")"
 "$bin" "${{args[@]}}"
 rc=$?
 stored=0
@@ -65,6 +80,8 @@ echo "kernel-lab fleet: task $id ended with exit $rc, $stored results file(s) st
 exit $rc
 "#,
         dir_q = quote(&dir.to_string()),
+        script_q = quote(&f.dir.join("fleet.sbatch").display().to_string()),
+        output = output(f, "task-%a.out"),
         bin_q = quote(&f.binary.display().to_string()),
         arms = arms.join("\n"),
     )
@@ -78,11 +95,12 @@ pub fn merge_script(f: &Fleet) -> String {
 # kernel-lab fleet: merge what the tasks stored and render the report across GPUs. `fleet submit`
 # runs it after the array job (--dependency=afterany), however its tasks ended.
 #SBATCH --job-name=kernel-lab-fleet-merge
-#SBATCH --output={dir}/logs/merge.out
+#SBATCH {output}
 exec {} fleet collect {}
 "#,
         quote(&f.binary.display().to_string()),
         quote(&dir.to_string()),
+        output = output(f, "merge.out"),
     )
 }
 

@@ -62,7 +62,7 @@ fn run(program: &str, args: &[String]) -> Result<String> {
         .map_err(|e| LabError::Unavailable(format!("{program}: {e} (is Slurm's client installed and on PATH?)")))?;
     if !out.status.success() {
         let err = String::from_utf8_lossy(&out.stderr);
-        return Err(LabError::Usage(format!("{program} {}: {}", args.join(" "), err.trim().lines().last().unwrap_or("failed"))));
+        return Err(LabError::Usage(format!("{program} {}: {}", super::script::join(args), err.trim().lines().last().unwrap_or("failed"))));
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
