@@ -136,13 +136,13 @@ fn registry_commands_need_no_gpu() {
     assert!(text.contains("sgemm_08_double_buffered") && text.contains("NVRTC 12.") && !text.contains("sgemm_10"), "{text}");
 }
 
-/// The committed results (results/nvidia-h200-sm_90, from real runs) and a schema-1 file (the
-/// format `migrate` reads).
+/// Runs of the H200 copied or trimmed from the reference results, and the runs of a build whose
+/// fatbins lacked sm_90, which the report shows as a second column.
 fn committed() -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     vec![
-        root.join("results/nvidia-h200-sm_90").display().to_string(),
-        root.join("tests/data/schema1/nvidia-h200-sm_90.json").display().to_string(),
+        root.join("tests/data/nvidia-h200-sm_90").display().to_string(),
+        root.join("tests/data/nvrtc-sm120-build").display().to_string(),
     ]
 }
 
@@ -171,11 +171,11 @@ fn report_renders_every_format() {
     one_line_error(&["report", file, "--price", "H200 SXM"], "expected GPU=USD");
 }
 
-/// The committed run of a build whose fatbins lacked the GPU's architecture (`bundle.sh nvrtc`):
-/// the report says where each kernel was compiled.
+/// The runs of a build whose fatbins lacked the GPU's architecture (`bundle.sh nvrtc`): the
+/// report says where each kernel was compiled.
 #[test]
 fn report_names_kernels_compiled_at_run_time() {
-    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/results/nvrtc-sm120-build");
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvrtc-sm120-build");
     let dir = tempfile::tempdir().unwrap();
     let out = lab(&["report", "--format", "markdown", file], dir.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));

@@ -1,5 +1,5 @@
 //! Comparisons of runs: paired ratios judged against both sides' intervals and a threshold;
-//! `compare` and `history` on the committed runs.
+//! `compare` and `history` on H200 runs (tests/data).
 
 mod common;
 
@@ -137,25 +137,25 @@ fn lab(args: &[&str]) -> std::process::Output {
 #[test]
 fn compare_and_history_on_the_committed_runs() {
     // The same results against themselves: the same, exit 0.
-    let out = lab(&["compare", "results/nvidia-h200-sm_90", "results/nvidia-h200-sm_90"]);
+    let out = lab(&["compare", "tests/data/nvidia-h200-sm_90", "tests/data/nvidia-h200-sm_90"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("0 slower"), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    // GPU 0's schema-1 file against GPU 1's: other cards, some entries differ by more than 2%.
+    // Two runs on two cards, the sgemm rungs at 4096³ in each: compared by their paired ratios.
     let out = lab(&[
         "compare",
-        "tests/data/schema1/nvidia-h200-sm_90.json",
-        "tests/data/schema1/h200-gpu1/nvidia-h200-sm_90.json",
+        "tests/data/nvidia-h200-sm_90/2026-11-30T18-54-07Z-vm-gpu0-454.jsonl",
+        "tests/data/nvidia-h200-sm_90/2026-11-30T21-19-56Z-vm-gpu0-1208.jsonl",
         "--format",
         "json",
     ]);
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("stdout is one JSON document");
-    assert!(rows.as_array().unwrap().iter().all(|r| r["basis"] == "point"), "schema 1 kept no intervals");
+    assert!(rows.as_array().unwrap().iter().any(|r| r["basis"] == "paired-ratio"), "the variants by their pairs");
     assert_eq!(
         out.status.code() == Some(1),
         rows.as_array().unwrap().iter().any(|r| r["verdict"] == "SLOWER"),
         "exit 1 exactly when slower"
     );
-    let out = lab(&["history", "sgemm_08_double_buffered", "--shape", "4096x4096x4096"]);
+    let out = lab(&["history", "sgemm_08_double_buffered", "--shape", "4096x4096x4096", "--results-dir", "tests/data"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.matches("4096x4096x4096").count() >= 3, "{text}");
     let bad = |args: &[&str], want: &str| {
@@ -164,10 +164,12 @@ fn compare_and_history_on_the_committed_runs() {
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
     };
-    bad(&["compare", "results/nvidia-h200-sm_90", "/no/such"], "cannot read");
-    bad(&["compare", "results/nvidia-h200-sm_90", "results/nvidia-h200-sm_90", "--threshold=-1"], "--threshold");
-    bad(&["compare", "results", "results/nvidia-h200-sm_90"], "several GPU models");
-    bad(&["compare", "results/nvidia-h200-sm_90", "results/nvidia-h200-sm_90", "--format", "csv"], "invalid value 'csv'");
+    let h200 = "tests/data/nvidia-h200-sm_90";
+    bad(&["compare", h200, "/no/such"], "cannot read");
+    bad(&["compare", h200, h200, "--threshold=-1"], "--threshold");
+    // tests/data holds two results folders of the H200: the lab's build and an NVRTC-only one.
+    bad(&["compare", "tests/data", h200], "several GPU models");
+    bad(&["compare", h200, h200, "--format", "csv"], "invalid value 'csv'");
     bad(&["history", "nope_99"], "measured 'nope_99'");
     bad(&["bench", "--regime", "cold"], "invalid value 'cold'");
     bad(&["bench", "--target", "0"], "--target must be");

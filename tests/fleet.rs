@@ -95,7 +95,7 @@ fn the_scripts_group_tasks_by_resources_and_run_by_hand() {
 /// `bench` task would have stored it: a tuning's file has no bench entries to plot, and a memory
 /// family's bench no point on the roofline.
 fn committed_run() -> PathBuf {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("results/nvidia-h200-sm_90");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nvidia-h200-sm_90");
     let mut files: Vec<PathBuf> =
         std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")).collect();
     files.sort();
@@ -119,7 +119,7 @@ fn collect_merges_stored_runs_into_the_report_across_gpus() {
     let out = Command::new("bash").arg(dir.join("fleet.sbatch")).env("SLURM_ARRAY_TASK_ID", "0").output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let run = committed_run();
-    let into = dir.join("results/nvidia-h200-sm_90");
+    let into = dir.join("tests/data/nvidia-h200-sm_90");
     std::fs::create_dir_all(&into).unwrap();
     std::fs::copy(&run, into.join(run.file_name().unwrap())).unwrap();
 

@@ -1,4 +1,4 @@
-//! The roofline from a committed results file: ceilings, intensities, bounds and the plot.
+//! The roofline of H200 runs (tests/data): ceilings, intensities, bounds and the plot.
 
 use kernel_lab::analysis::roofline::{self, Ceilings};
 use kernel_lab::analysis::store::{self, Group, View};
@@ -6,7 +6,7 @@ use kernel_lab::facts::manifest::Config;
 use kernel_lab::facts::sheet::Precision;
 
 fn h200() -> View {
-    let runs = store::read(&[std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/nvidia-h200-sm_90")]).unwrap();
+    let runs = store::read(&[std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nvidia-h200-sm_90")]).unwrap();
     store::views(&runs, Group::Model).remove(0)
 }
 

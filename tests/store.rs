@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use kernel_lab::analysis::store;
 use kernel_lab::measure::verify::{check, Precision};
 use kernel_lab::schema::device::DeviceInfo;
-use kernel_lab::schema::entry::{Entry, Status};
+use kernel_lab::schema::entry::{Entry, L2Flush, Status};
 use kernel_lab::schema::run::{Header, Policy, Record, RunInfo, RunKind, SCHEMA};
 
 fn device(ordinal: usize, uuid: &str) -> DeviceInfo {
@@ -205,4 +205,14 @@ fn a_json_file_in_a_results_folder_is_an_error_that_names_it() {
     std::fs::remove_file(folder.join("old.json")).unwrap();
     std::fs::write(folder.join("README.md"), "# runs").unwrap();
     assert_eq!(store::read(&[dir.path().to_path_buf()]).unwrap().len(), 1);
+}
+
+/// The H200 runs kept as test data (copied from the reference results) name the flush each entry
+/// was timed after, as every run writes it now.
+#[test]
+fn the_h200_runs_name_their_flush() {
+    let runs = store::read(&[Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/nvidia-h200-sm_90")]).unwrap();
+    let timed: Vec<_> = runs.iter().flat_map(|r| r.entries()).filter_map(|e| e.timing).collect();
+    assert!(timed.len() > 100, "{} timed entries", timed.len());
+    assert!(timed.iter().all(|t| t.flush == Some(L2Flush::Loads)), "every entry names its flush");
 }
