@@ -119,7 +119,7 @@ fn collect_merges_stored_runs_into_the_report_across_gpus() {
     let out = Command::new("bash").arg(dir.join("fleet.sbatch")).env("SLURM_ARRAY_TASK_ID", "0").output().unwrap();
     assert!(out.status.success(), "{}", text(&out));
     let run = committed_run();
-    let into = dir.join("tests/data/nvidia-h200-sm_90");
+    let into = dir.join("results/nvidia-h200-sm_90");
     std::fs::create_dir_all(&into).unwrap();
     std::fs::copy(&run, into.join(run.file_name().unwrap())).unwrap();
 
