@@ -161,7 +161,7 @@ pub fn section(files: &[(String, View)], labels: &[String], markdown: bool) -> S
         format!("{title}\n{t}\n")
     };
     let mut out = text(
-        "Across GPUs: per family the best variant at its most measured shape on each GPU",
+        "Across GPUs: per family the best variant on each GPU at the family's ladder shape (its default shape measured most)",
         SUMMARY_HEADER.map(String::from).to_vec(),
         summary_rows(files, labels),
     );

@@ -11,7 +11,7 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
-/// Ladders per family and device: its most measured shapes.
+/// Ladders per family and device: its default shapes first, then the most measured.
 const LADDERS: usize = 3;
 
 /// A table in a box that scrolls sideways on its own, so a narrow screen never scrolls the page.
@@ -164,11 +164,11 @@ pub fn page(files: &[(String, View)], labels: &[String], keys: &[(String, String
          <li><a href=\"#devices\">Devices: rooflines and ceilings</a></li>\
          <li><a href=\"#summary\">Summary tables</a></li>\
          <li><a href=\"#provenance\">Provenance</a></li></ol></nav>\n\
-         <h2 id=\"families\">Families</h2>\n<p>Per family, its fastest variant on each GPU, then a bar per variant at the \
-         family's most measured shapes: the ratio to the vendor baseline timed in pairs with it, the whisker its 95% \
+         <h2 id=\"families\">Families</h2>\n<p>Per family, its fastest variant on each GPU, then a bar per variant at its \
+         default shapes (then the most measured): the ratio to the vendor baseline timed in pairs with it, the whisker its 95% \
          interval.</p>\n{}<h2 id=\"devices\">Devices: rooflines and ceilings</h2>\n{}\
-         <h2 id=\"summary\">Summary tables</h2>\n<p>Per family and GPU, the best variant at the family's most \
-         measured shape: its ratio to the vendor baseline timed in pairs with it, with the ratio's 95% interval.</p>\n{}\
+         <h2 id=\"summary\">Summary tables</h2>\n<p>Per family and GPU, the best variant at the family's \
+         ladder shape: its ratio to the vendor baseline timed in pairs with it, with the ratio's 95% interval.</p>\n{}\
          <h2 id=\"provenance\">Provenance</h2>\n{}",
         family_sections(files, labels, keys, &fams),
         devices(files, labels, prices),

@@ -13,8 +13,8 @@ use crate::schema::entry::{Entry, Kind, Status};
 
 const SIZE: (u32, u32) = (900, 460);
 
-/// The family's shape to draw first: the one with the most measured ratios, the largest work
-/// among those (the shape a ladder is read at).
+/// The family's shape to draw first: of its default shapes, the one with the most measured
+/// ratios, the largest work among those (the shape a ladder is read at).
 pub fn ladder_shape<'a>(entries: &[&'a Entry]) -> Option<&'a Entry> {
     ladder_shapes(entries, 1).into_iter().next()
 }
@@ -24,8 +24,14 @@ fn value(e: &Entry) -> Option<f64> {
     e.vs_baseline.or(e.vs_peak)
 }
 
-/// Up to `n` shapes to draw, the most measured first (of equal counts, the most work, then the
-/// largest); after the first, only shapes with two bars or more.
+/// Whether `e`'s shape is one its family benches by default (not a suite's or a study's), the
+/// shapes a family's ladder is read at.
+fn default_shape(e: &Entry) -> bool {
+    crate::measure::families::get(&e.family).is_some_and(|f| f.default_sizes(false).iter().any(|s| s.0 == e.dims))
+}
+
+/// Up to `n` shapes to draw: the family's default shapes first, then the most measured (of equal
+/// counts, the most work, then the largest); after the first, only shapes with two bars or more.
 pub fn ladder_shapes<'a>(entries: &[&'a Entry], n: usize) -> Vec<&'a Entry> {
     let mut shapes: Vec<(&'a Entry, usize)> = Vec::new();
     for e in entries.iter().copied().filter(|e| is_bar(e)) {
@@ -36,7 +42,9 @@ pub fn ladder_shapes<'a>(entries: &[&'a Entry], n: usize) -> Vec<&'a Entry> {
     }
     let size = |e: &Entry| e.work.flops + e.work.bytes_read + e.work.bytes_written;
     let dims = |e: &Entry| e.dims.iter().product::<u64>();
-    shapes.sort_by(|a, b| b.1.cmp(&a.1).then(size(b.0).total_cmp(&size(a.0))).then(dims(b.0).cmp(&dims(a.0))));
+    shapes.sort_by(|a, b| {
+        default_shape(b.0).cmp(&default_shape(a.0)).then(b.1.cmp(&a.1)).then(size(b.0).total_cmp(&size(a.0))).then(dims(b.0).cmp(&dims(a.0)))
+    });
     shapes.into_iter().enumerate().filter(|(i, s)| *i == 0 || s.1 >= 2).take(n).map(|(_, s)| s.0).collect()
 }
 
