@@ -14,8 +14,8 @@ use super::multi::MultiResults;
 use super::transfers::Transfers;
 use super::tuning::{Candidate, TuneRecord};
 
-/// Bumped whenever a field changes meaning or disappears. Schema 1 was one JSON file per device
-/// whose reruns replaced earlier entries; `analysis::migrate` reads it.
+/// Bumped whenever a field changes meaning or disappears; a reader refuses any other number with
+/// one line naming the file.
 pub const SCHEMA: u32 = 2;
 
 /// How many samples to take: rounds until the median's 95% interval (or a paired ratio's) is
