@@ -258,17 +258,13 @@ impl Cluster {
     }
 }
 
+/// Left out of a plain `cargo test` (listed as ignored, with the reason); run by `cargo make
+/// test-fleet` and by any `--ignored` or `--include-ignored` run (a GPU machine's `cargo make
+/// test`), where a cluster that cannot start is a failure: this test never passes without running.
 #[test]
 #[ignore = "needs a Slurm cluster, which `cargo make test-fleet` starts"]
 fn a_fleet_on_slurm_runs_its_tasks_says_which_failed_and_merges() {
-    let cluster = match Cluster::start() {
-        Ok(c) => c,
-        Err(e) if std::env::var("KERNEL_LAB_FLEET").as_deref() == Ok("required") => panic!("cannot start the Slurm cluster: {e}"),
-        Err(e) => {
-            eprintln!("NOTICE: the Slurm test is SKIPPED: {e}");
-            return;
-        }
-    };
+    let cluster = Cluster::start().unwrap_or_else(|e| panic!("cannot start the Slurm cluster: {e}"));
     let conf = cluster.conf();
     let env = [("SLURM_CONF", conf.as_path())];
     let tmp = tempfile::tempdir().unwrap();
