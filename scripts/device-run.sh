@@ -21,6 +21,9 @@
 #   bert-step           a BERT-base encoder's training step timed with PyTorch
 #                       (scripts/bert_step.py), then `advise --workload bert-base` on the
 #                       committed results: the outside check of advise's prediction
+#   torch-steps         BERT-base with its MLM head (batch 32 x 512) and ResNet-50 (batch 256),
+#                       training and inference, timed with PyTorch (scripts/torch_step.py), one
+#                       JSON line each into $OUT/torch-steps.jsonl
 #   fleet-by-hand FILE  the fleet file's tasks run by hand, as Slurm would run its array: task i
 #                       on GPU i mod (GPUs seen), the GPUs in parallel; then `fleet collect --by
 #                       card`; the fleet's folder is packed into $OUT/fleet.tgz
@@ -159,6 +162,7 @@ for step in "$@"; do
         cmd=(bash -c 'd=$(mktemp -d); dist/kernel-lab bench --quick --results-dir "$d" > "$d.log" 2>&1 || { tail -n 20 "$d.log"; exit 1; }
             tail -n 3 "$d.log"; m=$(ls "$d"); dist/kernel-lab compare "results/$m" "$d/$m"')
         ;;
+    torch-steps) cmd=(bash -c 'for w in bert-base-mlm resnet50; do for m in train infer; do python3 scripts/torch_step.py --workload $w --mode $m | tee -a "$OUT/torch-steps.jsonl"; done; done') ;;
     bert-step) cmd=(bash -c 'python3 scripts/bert_step.py && dist/kernel-lab advise --workload bert-base --precision fp16 | head -n 5') ;;
     nvrtc\ *) read -ra words <<<"${step#nvrtc }" && cmd=(dist/nvrtc/kernel-lab "${words[@]}") ;;
     *) read -ra words <<<"$step" && cmd=(dist/kernel-lab "${words[@]}") ;;

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""A training or inference step of BERT-base with its MLM head or of ResNet-50, timed with PyTorch
+on the GPU: what `kernel-lab advise` predicts, measured the way a user would run it.
+
+- bert-base-mlm: transformers' BertForMaskedLM from BertConfig() (random weights, nothing
+  downloaded), 32 sequences of 512 tokens, 15% of them masked for the loss; training is AdamW
+  under autocast fp16 with a GradScaler.
+- resnet50: torchvision's resnet50(weights=None), channels-last, 256 images of 224 x 224, 1000
+  classes, cross-entropy; training is SGD with momentum under autocast fp16 with a GradScaler.
+
+Each step is timed with CUDA events over --steps after --warmup; then one more step runs under
+torch.profiler and its GPU time is split by category (convolutions, GEMMs, attention,
+normalisation, element-wise, optimizer) from the kernels' names, the launch gaps being the step's
+time the GPU spent in no kernel. Peak memory is torch.cuda.max_memory_allocated over the timed
+steps. Prints one JSON line.
+"""
+import argparse
+import json
+import statistics
+
+import torch
+
+CATEGORIES = (
+    # (category, substrings of a kernel's lower-cased name), first match wins.
+    ("optimizer", ("adam", "sgd", "multi_tensor_apply", "foreach", "fused_sgd", "_amp_update_scale", "amp_foreach")),
+    ("attention", ("flash", "fmha", "attention", "sdpa", "softmax")),
+    ("convolution", ("conv", "cudnn", "implicit_gemm", "implicit_convolve", "wgrad", "dgrad", "fprop", "winograd", "xmma_fprop")),
+    ("normalisation", ("norm", "bn_", "batchnorm", "welford")),
+    ("gemm", ("gemm", "cutlass", "nvjet", "xmma", "cublas", "sm90_", "sm80_", "ampere_", "hopper_")),
+)
+
+
+def category(name):
+    n = name.lower()
+    for cat, keys in CATEGORIES:
+        if any(k in n for k in keys):
+            return cat
+    return "element-wise"
+
+
+def bert(args):
+    from transformers import BertConfig, BertForMaskedLM
+
+    cfg = BertConfig()
+    model = BertForMaskedLM(cfg).cuda()
+    tokens = torch.randint(0, cfg.vocab_size, (args.batch, args.seq), device="cuda")
+    labels = torch.full_like(tokens, -100)
+    masked = torch.rand(tokens.shape, device="cuda") < 0.15
+    labels[masked] = tokens[masked]
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, fused=True)
+
+    def forward():
+        with torch.autocast("cuda", dtype=torch.float16):
+            return model(input_ids=tokens, labels=labels).loss
+
+    return model, opt, forward
+
+
+def resnet(args):
+    import torchvision
+
+    model = torchvision.models.resnet50(weights=None).cuda().to(memory_format=torch.channels_last)
+    images = torch.randn(args.batch, 3, 224, 224, device="cuda").to(memory_format=torch.channels_last)
+    classes = torch.randint(0, 1000, (args.batch,), device="cuda")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, fused=True)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def forward():
+        with torch.autocast("cuda", dtype=torch.float16):
+            return loss_fn(model(images), classes)
+
+    return model, opt, forward
+
+
+WORKLOADS = {"bert-base-mlm": (bert, 32), "resnet50": (resnet, 256)}
+
+
+def timed(step, warmup, steps):
+    for _ in range(warmup):
+        step()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    ms = []
+    for _ in range(steps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        step()
+        end.record()
+        end.synchronize()
+        ms.append(start.elapsed_time(end))
+    ms.sort()
+    return {
+        "median_ms": statistics.median(ms),
+        "min_ms": ms[0],
+        "max_ms": ms[-1],
+        "steps": steps,
+        "max_memory_allocated_gb": torch.cuda.max_memory_allocated() / 1e9,
+    }
+
+
+def breakdown(step):
+    """GPU time per category for one step, ms, from the profiler's kernel events."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        start.record()
+        step()
+        end.record()
+        end.synchronize()
+    total = start.elapsed_time(end)
+    per = {cat: 0.0 for cat, _ in CATEGORIES}
+    per["element-wise"] = 0.0
+    kernels = []
+    for e in prof.events():
+        if e.device_type.name != "CUDA" or "memcpy" in e.name.lower() or "memset" in e.name.lower():
+            continue
+        # Kernel intervals in microseconds on the GPU's timeline.
+        kernels.append((e.time_range.start, e.time_range.end))
+        per[category(e.name)] += (e.time_range.end - e.time_range.start) / 1e3
+    kernels.sort()
+    busy, reach = 0.0, None
+    for s, t in kernels:
+        if reach is None or s > reach:
+            busy += t - s
+            reach = t
+        elif t > reach:
+            busy += t - reach
+            reach = t
+    per["launch gaps"] = max(0.0, total - busy / 1e3)
+    return {"step_ms": total, "kernels": len(kernels), "ms": per}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--workload", choices=sorted(WORKLOADS), required=True)
+    p.add_argument("--mode", choices=["train", "infer"], default="train")
+    p.add_argument("--batch", type=int, help="sequences (BERT) or images (ResNet-50); default 32 or 256")
+    p.add_argument("--seq", type=int, default=512, help="tokens a sequence (BERT)")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--warmup", type=int, default=5)
+    args = p.parse_args()
+    build, batch = WORKLOADS[args.workload]
+    args.batch = args.batch or batch
+    if args.batch < 1 or args.seq < 1 or args.steps < 1 or args.warmup < 0:
+        p.error("--batch, --seq and --steps must be at least 1, --warmup at least 0")
+    if not torch.cuda.is_available():
+        raise SystemExit("torch_step.py: no CUDA device")
+    torch.manual_seed(0)
+    torch.backends.cudnn.benchmark = True
+    model, opt, forward = build(args)
+    scaler = torch.amp.GradScaler("cuda")
+
+    if args.mode == "train":
+        model.train()
+
+        def step():
+            opt.zero_grad(set_to_none=True)
+            scaler.scale(forward()).backward()
+            scaler.step(opt)
+            scaler.update()
+
+    else:
+        model.eval()
+
+        def step():
+            with torch.inference_mode():
+                forward()
+
+    time = timed(step, args.warmup, args.steps)
+    print(json.dumps({
+        "workload": args.workload,
+        "mode": args.mode,
+        "batch": args.batch,
+        "seq": args.seq if args.workload.startswith("bert") else None,
+        "precision": "fp16 autocast",
+        "parameters": sum(t.numel() for t in model.parameters()),
+        "gpu": torch.cuda.get_device_name(),
+        "torch": torch.__version__,
+        "time": time,
+        "profile": breakdown(step),
+    }))
+
+
+if __name__ == "__main__":
+    main()
