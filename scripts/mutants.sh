@@ -55,15 +55,16 @@ for g in "${groups[@]}"; do
     if [ ${#names[@]} -gt 0 ] && [[ " ${names[*]} " != *" $name "* ]]; then
         continue
     fi
+    # As cargo arguments, not test arguments, so the build links only these test binaries too.
     args=()
     for t in $tests; do
-        args+=(--test "$t")
+        args+=(--cargo-arg="--test=$t")
     done
     echo "mutants: $name: $file, tests: $tests"
     mkdir -p "target/mutants/$name"
     start=$(date +%s)
     # Exit 2 is "some mutants missed", 3 "some timed out": go on to the next group, then say so.
-    cargo mutants --no-shuffle -j 1 -p "$package" -f "$file" -o "target/mutants/$name" "${extra[@]}" -- "${args[@]}" || status=$?
+    cargo mutants --no-shuffle -j 1 -p "$package" -f "$file" -o "target/mutants/$name" "${args[@]}" "${extra[@]}" || status=$?
     echo "mutants: $name took $(($(date +%s) - start)) s; target/mutants/$name/mutants.out"
 done
 exit $status

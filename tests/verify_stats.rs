@@ -157,6 +157,8 @@ fn summary_rejects_empty_and_non_finite() {
     assert!(Summary::of(&[1.0, f64::NAN]).is_none());
     let one = Summary::of(&[2.0]).unwrap();
     assert_eq!((one.median_ms, one.stddev_ms, one.spread_pct()), (2.0, 0.0, 0.0));
+    // A median of zero (launches too short for the events to see) has no spread to divide.
+    assert_eq!(Summary::of(&[0.0, 0.0, 0.0]).unwrap().spread_pct(), 0.0);
     assert_eq!(percentile(&[1.0, 2.0], 0.0), 1.0);
     assert_eq!(percentile(&[1.0, 2.0], 100.0), 2.0);
 }
