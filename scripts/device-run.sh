@@ -55,7 +55,7 @@ sanitize() {
         for tool in memcheck racecheck; do
             echo "--- compute-sanitizer --tool $tool: ${fs%%:*} at ${fs#*:}"
             compute-sanitizer --tool "$tool" --error-exitcode 9 --print-limit 20 \
-                dist/kernel-lab verify "${fs%%:*}" "${sizes[@]}" --in-process --seed 1 --gpu "${SANITIZE_GPU:-0}" 2>&1 |
+                dist/kernel-lab verify "${fs%%:*}" "${sizes[@]}" --in-process --seed 1 --gpus "${SANITIZE_GPU:-0}" 2>&1 |
                 grep -v "^verifying\|seed 0x" | tail -n 6
             [ "${PIPESTATUS[0]}" -ne 0 ] && status=1
         done
@@ -105,7 +105,7 @@ noise() {
     done
     for i in $(seq 2 "$runs"); do
         echo "--- run $i against run $((i - 1)), $regime regime"
-        out=$(dist/kernel-lab compare "$d/$((i - 1))"/* "$d/$i"/* 2>&1) || status=1
+        out=$(dist/kernel-lab compare --base "$d/$((i - 1))"/* --new "$d/$i"/* 2>&1) || status=1
         echo "$out"
         grep -q "┆ \(FASTER\|SLOWER\)" <<<"$out" && status=1
     done
@@ -160,7 +160,7 @@ for step in "$@"; do
     ncu-check\ *) read -ra words <<<"${step#ncu-check }" && cmd=(bash -c "$(declare -f ncu_check); ncu_check ${words[*]}") ;;
     gate)
         cmd=(bash -c 'd=$(mktemp -d); dist/kernel-lab bench --quick --results-dir "$d" > "$d.log" 2>&1 || { tail -n 20 "$d.log"; exit 1; }
-            tail -n 3 "$d.log"; m=$(ls "$d"); dist/kernel-lab compare "results/$m" "$d/$m"')
+            tail -n 3 "$d.log"; m=$(ls "$d"); dist/kernel-lab compare --base "results/$m" --new "$d/$m"')
         ;;
     torch-steps) cmd=(bash -c 'for w in bert-base-mlm resnet50; do for m in train infer; do python3 scripts/torch_step.py --workload $w --mode $m | tee -a "$OUT/torch-steps.jsonl"; done; done') ;;
     bert-step) cmd=(bash -c 'python3 scripts/bert_step.py && dist/kernel-lab advise --workload bert-base --precision fp16 | head -n 5') ;;

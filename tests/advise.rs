@@ -93,15 +93,20 @@ fn several_gpus_add_the_gradients_all_reduce_over_their_link() {
 fn bad_input_is_one_line() {
     for (args, want) in [
         (vec!["--workload", "gpt2"], "--workload"),
-        (vec!["--workload", "bert-base", "--budget", "-5"], "--budget"),
+        (vec!["--workload", "bert-base", "--usd", "-5"], "--usd"),
+        (vec!["--workload", "bert-base", "--watts", "0"], "--watts"),
         (vec!["--workload", "bert-base", "--precision", "fp4"], "fp4"),
-        (vec!["--workload", "bert-base", "--batch", "0"], "--batch"),
-        (vec!["--workload", "bert-base", "--gpus", "0"], "--gpus"),
-        (vec!["--workload", "bert-base", "--results", "/no/such"], "cannot read"),
+        (vec!["--workload", "bert-base", "--batch", "0"], "--batch must be at least 1"),
+        (vec!["--workload", "bert-base", "--gpu-count", "0"], "--gpu-count must be at least 1"),
+        // The shape rule bench applies: a dimension over the lab's limit is refused.
+        (vec!["--workload", "gemm 100000000000"], "over the lab's limit"),
+        (vec!["--workload", "gemm 4096x4096"], "neither N nor MxNxK"),
+        (vec!["--workload", "bert-base", "--results-dir", "/no/such"], "cannot read"),
     ] {
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernel-lab")).arg("advise").args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(err.contains(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
+        assert!(!err.contains("Some("), "no Rust debug text: {err}");
     }
 }

@@ -2,7 +2,7 @@
 //! error's kind (the README's table), nothing written.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use kernel_lab::error::exit;
 
@@ -59,9 +59,10 @@ fn bad_suites_and_tuning_requests() {
         "sgemm has no suite 'nope' (its suites: square, odd, bert, resnet)",
     );
     one_line_error(&["tune", "memory", "--suite", "bert"], "memory has no suite 'bert' (its suites: none)");
-    one_line_error(&["tune", "sgemm", "--budget", "0"], "--budget must be a positive number");
-    one_line_error(&["tune", "sgemm", "--budget", "-1"], "-1");
-    one_line_error(&["tune", "sgemm", "--budget", "soon"], "invalid value 'soon'");
+    one_line_error(&["tune", "sgemm", "--time-budget", "0"], "--time-budget must be a positive number");
+    one_line_error(&["tune", "sgemm", "--time-budget", "-1"], "-1");
+    one_line_error(&["tune", "sgemm", "--time-budget", "soon"], "invalid value 'soon'");
+    one_line_error(&["tune", "sgemm", "--gpus", "0,1"], "runs on one GPU");
     one_line_error(&["tune", "sgemm", "--size", "0"], "greater than 0");
 }
 
@@ -74,14 +75,17 @@ fn bad_results_files() {
     std::fs::write(&other, "{\"schema\": 0, \"entries\": []}").unwrap();
     let one_file = dir.path().join("one-file-per-device.json");
     std::fs::write(&one_file, "{\"schema\": 1, \"entries\": []}").unwrap();
-    one_line_error(&["report", "/no/such/file.jsonl"], "cannot read");
-    one_line_error(&["report", garbage.to_str().unwrap()], "not JSON");
-    one_line_error(&["report", other.to_str().unwrap()], "results schema 0");
-    one_line_error(&["report", one_file.to_str().unwrap()], "one-file-per-device.json: a .json file is not a run file");
-    one_line_error(&["report", "--format", "pdf", other.to_str().unwrap()], "invalid value 'pdf'");
-    one_line_error(&["report", dir.path().join("empty").to_str().unwrap()], "cannot read");
+    let report = |p: &Path| vec!["report".to_string(), "--results-dir".into(), p.display().to_string()];
+    let err = |args: Vec<String>, want: &str| one_line_error(&args.iter().map(String::as_str).collect::<Vec<_>>(), want);
+    err(report(Path::new("/no/such/file.jsonl")), "cannot read");
+    err(report(&garbage), "not JSON");
+    err(report(&other), "results schema 0");
+    err(report(&one_file), "one-file-per-device.json: a .json file is not a run file");
+    one_line_error(&["report", "--format", "pdf", "--results-dir", other.to_str().unwrap()], "invalid value 'pdf'");
+    err(report(&dir.path().join("empty")), "cannot read");
     std::fs::create_dir(dir.path().join("empty")).unwrap();
-    one_line_error(&["report", dir.path().join("empty").to_str().unwrap()], "holds no runs");
+    err(report(&dir.path().join("empty")), "holds no runs");
+    one_line_error(&["report", other.to_str().unwrap()], "unexpected argument");
 }
 
 #[test]
@@ -152,7 +156,7 @@ fn report_renders_every_format() {
     let dir = tempfile::tempdir().unwrap();
     for format in ["table", "markdown", "csv", "json", "html"] {
         let mut args = vec!["report", "--format", format, "--price", "H200 SXM=30000"];
-        args.extend(committed.iter().map(String::as_str));
+        args.extend(committed.iter().flat_map(|c| ["--results-dir", c.as_str()]));
         let out = lab(&args, dir.path());
         assert!(out.status.success(), "{format}: {}", String::from_utf8_lossy(&out.stderr));
         let text = String::from_utf8_lossy(&out.stdout);
@@ -165,10 +169,10 @@ fn report_renders_every_format() {
         }
     }
     let file = committed[0].as_str();
-    one_line_error(&["report", file, "--price", "H200 SXM=-3"], "not a positive number of dollars");
-    one_line_error(&["report", file, "--price", "H200 SXM=free"], "not a positive number of dollars");
-    one_line_error(&["report", file, "--price", "H900=3"], "no GPU 'H900' in the sheet");
-    one_line_error(&["report", file, "--price", "H200 SXM"], "expected GPU=USD");
+    one_line_error(&["report", "--results-dir", file, "--price", "H200 SXM=-3"], "not a positive number of dollars");
+    one_line_error(&["report", "--results-dir", file, "--price", "H200 SXM=free"], "not a positive number of dollars");
+    one_line_error(&["report", "--results-dir", file, "--price", "H900=3"], "no GPU 'H900' in the sheet");
+    one_line_error(&["report", "--results-dir", file, "--price", "H200 SXM"], "expected GPU=USD");
 }
 
 /// The runs of a build whose fatbins lacked the GPU's architecture (`bundle.sh nvrtc`): the
@@ -177,7 +181,7 @@ fn report_renders_every_format() {
 fn report_names_kernels_compiled_at_run_time() {
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvrtc-sm120-build");
     let dir = tempfile::tempdir().unwrap();
-    let out = lab(&["report", "--format", "markdown", file], dir.path());
+    let out = lab(&["report", "--format", "markdown", "--results-dir", file], dir.path());
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
@@ -223,4 +227,166 @@ fn error_kinds_map_to_the_documented_codes() {
     assert_eq!(LabError::Results { path: "x".into(), msg: "bad".into() }.exit_code(), exit::USAGE);
     let codes = [exit::OK, exit::FAILED, exit::USAGE, exit::NO_GPU, exit::DRIVER];
     assert_eq!(codes, [0, 1, 2, 3, 4], "the README's table");
+}
+
+/// `kernel-lab` alone: the help laid out to read, exit 2 (nothing was run).
+#[test]
+fn no_arguments_prints_readable_help() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = lab(&[], dir.path());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(exit::USAGE as i32), "{err}");
+    assert!(err.contains("Usage: kernel-lab") && err.contains("report"), "{err}");
+    assert!(err.lines().count() > 10, "laid out on lines: {err}");
+    assert!(err.lines().all(|l| l.chars().count() < 250), "no line of thousands of characters: {err}");
+}
+
+/// Standard output that cannot take the output (`> /dev/full`): one line naming it, exit 2 (the
+/// README's code for a file the lab cannot write). A reader that closes the pipe early: exit 0,
+/// nothing on stderr.
+#[test]
+fn io_faults_are_one_line_and_a_closed_pipe_is_quiet() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvidia-h200-sm_90");
+    let commands: [&[&str]; 6] = [
+        &["report", "--results-dir", data],
+        &["report", "--results-dir", data, "--format", "csv"],
+        &["sheet"],
+        &["list"],
+        &["list", "--format", "json"],
+        &["history", "sgemm_08_double_buffered", "--results-dir", data],
+    ];
+    for args in commands {
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_kernel-lab")).args(args).stdout(full).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(exit::USAGE as i32), "{args:?}: {err}");
+        assert_eq!(err.trim_end().lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("standard output: cannot write") && !err.contains("panicked"), "{args:?}: {err}");
+
+        let mut child =
+            Command::new(env!("CARGO_BIN_EXE_kernel-lab")).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(out.stderr.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    }
+}
+
+#[test]
+fn size_ranges_expand_and_share_the_shape_rule() {
+    use kernel_lab::measure::families::shapes::expand;
+    let ex = |t: &[&str]| expand(&t.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+    assert_eq!(ex(&["1024:4096:1024"]).unwrap(), ["1024", "2048", "3072", "4096"]);
+    assert_eq!(ex(&["512", "1K:3K:1K"]).unwrap(), ["512", "1024", "2048", "3072"]);
+    assert_eq!(ex(&["1:10:4"]).unwrap(), ["1", "5", "9"], "up to the end where the steps land");
+    assert_eq!(ex(&["4096x1024:2048:1024x64:128:64"]).unwrap(), ["4096x1024x64", "4096x1024x128", "4096x2048x64", "4096x2048x128"]);
+    assert!(ex(&["4096:1024:1"]).unwrap_err().contains("ends (1024) before it starts (4096)"));
+    assert!(ex(&["1:100000:1"]).unwrap_err().contains("over 4096 sizes"));
+    assert!(ex(&["1:2"]).unwrap_err().contains("START:END:STEP"));
+    // Through the commands: the expanded sizes meet each family's rule.
+    one_line_error(&["bench", "sgemm", "--size", "0:4096:1024"], "greater than 0");
+    one_line_error(&["verify", "sgemm", "--size", "1024:4096:0"], "greater than 0");
+    one_line_error(&["bench", "sgemm", "--size", "1:100000:1"], "over 4096 sizes");
+    one_line_error(&["bench", "sgemm", "--size", "16777217:16777218:1"], "over the lab's limit");
+    one_line_error(&["tune", "sgemm", "--size", "4096:1024:1024"], "before it starts");
+    one_line_error(&["advise", "--workload", "gemm 100000000000"], "over the lab's limit");
+    one_line_error(&["bench", "sgemm", "--gpus", "0,1"], "runs on one GPU");
+}
+
+#[test]
+fn history_finds_a_shape_in_any_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+    let rows = |shape: &str| {
+        let out = lab(&["history", "sgemm_08_double_buffered", "--shape", shape, "--results-dir", data, "--format", "csv"], dir.path());
+        assert!(out.status.success(), "{shape}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).lines().skip(1).map(String::from).collect::<Vec<_>>()
+    };
+    let written = rows("4096x4096x4096");
+    assert!(written.len() >= 3 && written.iter().all(|r| r.contains(",4096x4096x4096,")), "{written:?}");
+    assert_eq!(rows("4096"), written, "N is NxNxN, as bench takes it");
+    assert_eq!(rows("4K"), written);
+    assert_eq!(rows("4Kx4096x4K"), written);
+    assert_eq!(rows("1024:4096:3072"), written, "a range that lands on it");
+    one_line_error(
+        &["history", "sgemm_08_double_buffered", "--shape", "4097", "--results-dir", data],
+        "was measured under",
+    );
+}
+
+/// `report --format csv` and `json`: one row per measurement (each view's entries), loadable in
+/// one call; read here with Python's csv module (pandas where it is installed).
+#[test]
+fn report_data_is_one_row_per_measurement() {
+    use kernel_lab::analysis::store;
+    let dir = tempfile::tempdir().unwrap();
+    let data = committed();
+    let mut args = vec!["report", "--format", "csv"];
+    args.extend(data.iter().flat_map(|c| ["--results-dir", c.as_str()]));
+    let out = lab(&args, dir.path());
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let csv = dir.path().join("report.csv");
+    std::fs::write(&csv, &out.stdout).unwrap();
+    let measurements: usize = data
+        .iter()
+        .map(|d| store::views(&store::read(&[d.into()]).unwrap(), store::Group::Model).iter().map(|v| v.entries.len()).sum::<usize>())
+        .sum();
+    let script = r#"
+import csv, sys
+try:
+    import pandas
+    frame = pandas.read_csv(sys.argv[1])
+    rows, columns = len(frame), list(frame.columns)
+except ImportError:
+    with open(sys.argv[1], newline="") as f:
+        records = list(csv.DictReader(f))
+    rows, columns = len(records), list(records[0].keys())
+    assert all(len(r) == len(columns) and None not in r for r in records), "every row has every column"
+    assert all(r["status"] in ("ok", "failed", "skipped") for r in records)
+    assert all(r["rate"] == "" or float(r["rate"]) >= 0 for r in records)
+print(rows, ",".join(columns))
+"#;
+    let py = Command::new("python3").args(["-c", script]).arg(&csv).output().unwrap();
+    assert!(py.status.success(), "{}", String::from_utf8_lossy(&py.stderr));
+    let said = String::from_utf8_lossy(&py.stdout);
+    let (rows, columns) = said.trim().split_once(' ').unwrap();
+    assert_eq!(rows.parse::<usize>().unwrap(), measurements, "one row per measurement");
+    for c in ["run", "card", "family", "variant", "shape", "config", "status", "rate", "unit", "ratio", "ratio_low", "ratio_high"] {
+        assert!(columns.split(',').any(|x| x == c), "{c} in {columns}");
+    }
+    for c in ["regime", "flush", "sm_mhz", "power_w"] {
+        assert!(columns.split(',').any(|x| x == c), "{c} in {columns}");
+    }
+    args[2] = "json";
+    let out = lab(&args, dir.path());
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(rows.as_array().unwrap().len(), measurements);
+}
+
+/// A run saved as a named baseline, then compared by name: `compare --baseline NAME` finds it
+/// under --results-dir and sets it against the newest results of its GPU model.
+#[test]
+fn a_named_baseline_is_saved_and_compared() {
+    use kernel_lab::analysis::store;
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("results");
+    let model = results.join("nvidia-h200-sm_90");
+    std::fs::create_dir_all(&model).unwrap();
+    let run = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvidia-h200-sm_90/2026-11-30T21-19-56Z-vm-gpu0-1208.jsonl");
+    let copy = model.join("run.jsonl");
+    std::fs::copy(run, &copy).unwrap();
+    let saved = store::save_baseline(&copy, "before-change").unwrap();
+    assert!(saved.ends_with("nvidia-h200-sm_90/baselines/before-change.jsonl"), "{}", saved.display());
+    let out = lab(&["compare", "--baseline", "before-change"], dir.path());
+    let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.contains("0 slower"), "{text}{err}");
+    assert!(err.contains("baseline 'before-change'"), "{err}");
+    // The report reads the run once, not its baseline copy again.
+    let out = lab(&["report", "--format", "csv"], dir.path());
+    let once = String::from_utf8_lossy(&out.stdout).lines().count();
+    std::fs::remove_dir_all(model.join("baselines")).unwrap();
+    let out = lab(&["report", "--format", "csv"], dir.path());
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), once);
+    one_line_error(&["compare", "--baseline", "before-change"], "no baseline 'before-change'");
+    one_line_error(&["bench", "sgemm", "--save-baseline", "../up"], "baseline name '../up'");
 }

@@ -137,13 +137,15 @@ fn lab(args: &[&str]) -> std::process::Output {
 #[test]
 fn compare_and_history_on_the_committed_runs() {
     // The same results against themselves: the same, exit 0.
-    let out = lab(&["compare", "tests/data/nvidia-h200-sm_90", "tests/data/nvidia-h200-sm_90"]);
+    let out = lab(&["compare", "--base", "tests/data/nvidia-h200-sm_90", "--new", "tests/data/nvidia-h200-sm_90"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success() && text.contains("0 slower"), "{text}{}", String::from_utf8_lossy(&out.stderr));
     // Two runs on two cards, the sgemm rungs at 4096³ in each: compared by their paired ratios.
     let out = lab(&[
         "compare",
+        "--base",
         "tests/data/nvidia-h200-sm_90/2026-11-30T18-54-07Z-vm-gpu0-454.jsonl",
+        "--new",
         "tests/data/nvidia-h200-sm_90/2026-11-30T21-19-56Z-vm-gpu0-1208.jsonl",
         "--format",
         "json",
@@ -165,11 +167,13 @@ fn compare_and_history_on_the_committed_runs() {
         assert!(err.contains(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
     };
     let h200 = "tests/data/nvidia-h200-sm_90";
-    bad(&["compare", h200, "/no/such"], "cannot read");
-    bad(&["compare", h200, h200, "--threshold=-1"], "--threshold");
+    bad(&["compare", "--base", h200, "--new", "/no/such"], "cannot read");
+    bad(&["compare", "--base", h200, "--new", h200, "--threshold=-1"], "--threshold");
     // tests/data holds two results folders of the H200: the lab's build and an NVRTC-only one.
-    bad(&["compare", "tests/data", h200], "several GPU models");
-    bad(&["compare", h200, h200, "--format", "csv"], "invalid value 'csv'");
+    bad(&["compare", "--base", "tests/data", "--new", h200], "several GPU models");
+    bad(&["compare", "--base", h200, "--new", h200, "--format", "html"], "invalid value 'html'");
+    bad(&["compare", "--base", h200], "--new");
+    bad(&["compare", "--baseline", "nope", "--results-dir", "tests/data"], "no baseline 'nope'");
     bad(&["history", "nope_99"], "measured 'nope_99'");
     bad(&["bench", "--regime", "cold"], "invalid value 'cold'");
     bad(&["bench", "--target", "0"], "--target must be");

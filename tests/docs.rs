@@ -15,7 +15,7 @@ use std::process::Command;
 
 const ROOT: &str = env!("CARGO_MANIFEST_DIR");
 /// The plots of the reference results, written into the folder given.
-const FIGURES: &str = "kernel-lab report results/nvidia-h200-sm_90 --format markdown --plots";
+const FIGURES: &str = "kernel-lab report --results-dir results/nvidia-h200-sm_90 --format markdown --plots";
 const FIGURES_DIR: &str = "docs/figures";
 
 fn writing() -> bool {

@@ -116,7 +116,7 @@ fn every_tasks_command_line_is_checked_before_anything_is_written() {
     // Good tasks pass the same check: flags, sizes, suites and values each command takes.
     let good = "[[task]]\nrun = \"bench sgemm --size 4096,1024x512x256 --quick\"\n\
                 [[task]]\nrun = \"verify --fuzz 3 --seed 7\"\n\
-                [[task]]\nrun = \"tune sgemm sgemm_08 --size 4096 --budget 60\"\n\
+                [[task]]\nrun = \"tune sgemm sgemm_08 --size 4096 --time-budget 60\"\n\
                 [[task]]\nrun = \"transfers --size 4K,1G\"\n\
                 [[task]]\nrun = \"resources --arch sm_90\"\n";
     let f = fleet_file(&tmp.path().join("good"), "dir = \"out\"", good);

@@ -245,7 +245,7 @@ fn compare_calls_a_slowed_kernel_slower_and_exits_1() {
         let out = lab(&args, new.path(), Some(set.path()));
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
         let files: Vec<PathBuf> = [&base, &new].iter().map(|d| store::read(&[d.path().to_path_buf()]).unwrap()[0].path.clone()).collect();
-        let cmp = Command::new(cli()).arg("compare").args(&files).output().unwrap();
+        let cmp = Command::new(cli()).arg("compare").arg("--base").arg(&files[0]).arg("--new").arg(&files[1]).output().unwrap();
         let text = String::from_utf8_lossy(&cmp.stdout);
         eprintln!("{slowed} as rung 8:\n{text}");
         assert_eq!(cmp.status.code(), Some(exit::FAILED as i32), "a slower entry is exit 1");
@@ -311,7 +311,7 @@ fn two_gpus_copy_collect_and_scale_verified() {
 fn two_gpus_keep_their_own_entries() {
     let dir = tempfile::tempdir().unwrap();
     for gpu in ["0", "1"] {
-        let out = lab(&["bench", "sgemm_08", "--size", "2048", "--quick", "--gpu", gpu], dir.path(), None);
+        let out = lab(&["bench", "sgemm_08", "--size", "2048", "--quick", "--gpus", gpu], dir.path(), None);
         assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     }
     let runs = store::read(&[dir.path().to_path_buf()]).unwrap();

@@ -9,7 +9,7 @@ use std::process::Command;
 #[test]
 fn the_html_report_opens_on_its_contents_and_plots_every_family() {
     let out = Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
-        .args(["report", "tests/data/nvidia-h200-sm_90", "--format", "html"])
+        .args(["report", "--results-dir", "tests/data/nvidia-h200-sm_90", "--format", "html"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();
@@ -81,7 +81,7 @@ fn in_a_browser_the_page_fits_a_phone_and_a_monitor_and_draws_every_plot() {
         .expect("no chromium: scripts/setup.sh installs Debian's chromium for this test");
     let dir = tempfile::tempdir().unwrap();
     let out = Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
-        .args(["report", "tests/data/nvidia-h200-sm_90", "--format", "html"])
+        .args(["report", "--results-dir", "tests/data/nvidia-h200-sm_90", "--format", "html"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .unwrap();

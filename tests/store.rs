@@ -154,22 +154,78 @@ fn two_cards_of_one_model_share_a_folder_and_stay_apart() {
     assert!(cards[0].label.contains("gpu-host GPU 0 GPU-a"), "{}", cards[0].label);
 }
 
-#[test]
-fn a_killed_run_keeps_what_it_finished() {
+/// A run of entries a, b, c written whole, then `damage` applied to its lines; what `read_run`
+/// keeps, and the warnings it gave.
+fn damaged(damage: impl Fn(&mut Vec<String>)) -> (PathBuf, store::Run, Vec<String>, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let h = header("2026-11-30T00:00:00Z", device(0, "GPU-a"));
-    let mut w = store::Writer::create(dir.path(), &h).unwrap();
-    w.append(&Record::Entry(Box::new(entry("a", 1.0, false)))).unwrap();
-    w.append(&Record::Entry(Box::new(entry("b", 2.0, false)))).unwrap();
-    let path = w.path.clone();
-    drop(w);
-    // Killed in the middle of its third line.
-    let mut text = std::fs::read_to_string(&path).unwrap();
-    text.push_str("{\"record\":\"entry\",\"family\":\"sgem");
-    std::fs::write(&path, text).unwrap();
-    let run = store::read_run(&path).unwrap();
+    let path = write_run(dir.path(), &h, &[entry("a", 1.0, false), entry("b", 2.0, false), entry("c", 3.0, false)]);
+    let mut lines: Vec<String> = std::fs::read_to_string(&path).unwrap().lines().map(String::from).collect();
+    damage(&mut lines);
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    let mut warnings = Vec::new();
+    let run = store::read_run_with(&path, &mut |w| warnings.push(w)).unwrap();
+    (path, run, warnings, dir)
+}
+
+fn variants(run: &store::Run) -> Vec<&str> {
+    run.entries().map(|e| e.variant.as_str()).collect()
+}
+
+#[test]
+fn a_killed_run_keeps_what_it_finished_and_says_what_it_left_out() {
+    // Killed in the middle of its fourth line (lines: header, a, b, c, end): c is torn, no End.
+    let (path, run, warnings, _dir) = damaged(|l| {
+        l.truncate(4);
+        l[3].truncate(30);
+    });
     assert!(!run.complete, "no End record");
-    assert_eq!(run.entries().count(), 2);
+    assert_eq!(variants(&run), ["a", "b"]);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with(&format!("{}:4: ", path.display())), "file:line: {warnings:?}");
+}
+
+#[test]
+fn a_torn_line_in_the_middle_is_left_out_and_the_rest_kept() {
+    let (path, run, warnings, _dir) = damaged(|l| l[2].truncate(25));
+    assert_eq!(variants(&run), ["a", "c"], "b's line is torn; c after it is kept");
+    assert!(run.complete);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].starts_with(&format!("{}:3: ", path.display())), "{warnings:?}");
+}
+
+#[test]
+fn foreign_lines_anywhere_are_left_out_with_a_warning_each() {
+    let (path, run, warnings, _dir) = damaged(|l| {
+        // A record kind this schema does not have, in the middle.
+        l.insert(2, "{\"record\":\"telemetry\",\"watts\":300}".into());
+        // A field of the wrong type (rate as text), last before End.
+        let bad = l[4].replace("\"rate\":3.0", "\"rate\":\"fast\"");
+        assert_ne!(bad, l[4]);
+        l[4] = bad;
+        // A blank line holds nothing and is passed over unsaid.
+        l.insert(1, String::new());
+    });
+    assert_eq!(variants(&run), ["a", "b"], "the foreign line and c's mistyped one are left out");
+    assert!(run.complete, "the End after them is kept");
+    let at: Vec<String> = warnings.iter().map(|w| w.split(": ").next().unwrap().to_string()).collect();
+    assert_eq!(at, [format!("{}:4", path.display()), format!("{}:6", path.display())], "{warnings:?}");
+    assert!(warnings[1].contains("fast") || warnings[1].contains("invalid type"), "{warnings:?}");
+}
+
+#[test]
+fn a_damaged_file_is_reported_on_with_its_warning_on_stderr() {
+    let (path, _, _, dir) = damaged(|l| l[2].truncate(25));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
+        .args(["report", "--format", "csv", "--results-dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains(&format!("warning: {}:3: ", path.display())), "{err}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(text.lines().count(), 1 + 2, "a header and a and c: {text}");
 }
 
 #[test]
@@ -188,9 +244,28 @@ fn bad_files_are_errors_that_name_them() {
     assert!(e.contains("schema 999") && e.contains("z.jsonl"), "{e}");
     let e = err(&write("w.json", "{\"schema\":0}"));
     assert!(e.contains("not a run file") && e.contains("w.json"), "{e}");
-    let good = serde_json::to_string(&header("2026-11-30T00:00:00Z", device(0, "GPU-a"))).unwrap();
-    let e = err(&write("v.jsonl", &format!("{good}\n{{\"record\":\"nope\"}}\n{{\"record\":\"note\",\"text\":\"x\"}}\n")));
-    assert!(e.contains("line 2"), "a bad line that is not the last is an error: {e}");
+    // A header of this schema that is not a run's header is foreign too: the file is an error.
+    let e = err(&write("v.jsonl", &format!("{{\"schema\":{SCHEMA},\"run\":1}}\n")));
+    assert!(e.contains("v.jsonl") && e.contains("does not match results schema"), "{e}");
+}
+
+#[test]
+fn a_named_baseline_is_a_copy_read_only_when_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = write_run(dir.path(), &header("2026-11-30T00:00:00Z", device(0, "GPU-a")), &[entry("a", 1.0, false)]);
+    let saved = store::save_baseline(&run, "before").unwrap();
+    assert_eq!(saved, run.parent().unwrap().join("baselines/before.jsonl"));
+    assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&run).unwrap());
+    assert_eq!(store::read(&[dir.path().to_path_buf()]).unwrap().len(), 1, "the copy is not read again as a run");
+    assert_eq!(store::find_baseline(dir.path(), "before").unwrap(), saved);
+    assert!(store::find_baseline(dir.path(), "after").unwrap_err().to_string().contains("there: before (nvidia-h200-sm_90)"));
+    for bad in ["", "../x", "a/b", ".hidden"] {
+        assert!(store::save_baseline(&run, bad).is_err(), "{bad:?}");
+    }
+    // A second save of the name replaces the first.
+    let run2 = write_run(dir.path(), &header("2026-12-01T00:00:00Z", device(0, "GPU-a")), &[entry("a", 2.0, false)]);
+    store::save_baseline(&run2, "before").unwrap();
+    assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&run2).unwrap());
 }
 
 #[test]

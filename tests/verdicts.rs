@@ -82,7 +82,7 @@ fn lab(args: &[&str]) -> Output {
 
 /// `compare base new` with `more` arguments: its exit code, stdout and stderr.
 fn compare(base: &Path, new: &Path, more: &[&str]) -> (Option<i32>, String, String) {
-    let mut args = vec!["compare", base.to_str().unwrap(), new.to_str().unwrap()];
+    let mut args = vec!["compare", "--base", base.to_str().unwrap(), "--new", new.to_str().unwrap()];
     args.extend(more);
     let out = lab(&args);
     (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())

@@ -21,12 +21,21 @@ fn err(path: &Path, msg: String) -> LabError {
     LabError::Results { path: path.display().to_string(), msg }
 }
 
-/// Reads one run file. A last line that does not parse is a write the run did not finish (it was
-/// killed mid-line) and is left out; any other bad line is an error.
+/// Reads one run file; each line it cannot take is said on stderr (`read_run_with`).
 pub fn read_run(path: &Path) -> Result<Run> {
+    read_run_with(path, &mut |w| eprintln!("warning: {w}"))
+}
+
+/// Reads one run file under the one rule for its lines: a header that is not a run's of this
+/// schema makes the file an error (it is some other file, or another kernel-lab's), while a record
+/// line that does not parse, wherever it sits (torn by a kill at the end, cut or foreign in the
+/// middle, a field of the wrong type), is left out and given to `warn` as "file:line: why", the
+/// other records kept. Nothing is dropped unsaid; blank lines hold nothing to drop.
+pub fn read_run_with(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Run> {
     let text = std::fs::read_to_string(path).map_err(|e| err(path, format!("cannot read: {e}")))?;
-    let mut lines = text.lines().filter(|l| !l.trim().is_empty()).peekable();
-    let first = lines.next().ok_or_else(|| err(path, "empty: not a kernel-lab run".into()))?;
+    // Numbered as an editor numbers them, before blank lines are passed over.
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty());
+    let (_, first) = lines.next().ok_or_else(|| err(path, "empty: not a kernel-lab run".into()))?;
     let value: serde_json::Value = serde_json::from_str(first).map_err(|e| err(path, format!("not JSON lines: {e}")))?;
     match value.get("schema").and_then(|s| s.as_u64()) {
         None => return Err(err(path, "not a kernel-lab results file (no schema number)".into())),
@@ -35,13 +44,10 @@ pub fn read_run(path: &Path) -> Result<Run> {
     }
     let header: Header = serde_json::from_value(value).map_err(|e| err(path, format!("does not match results schema {SCHEMA}: {e}")))?;
     let mut records = Vec::new();
-    let mut n = 1;
-    while let Some(line) = lines.next() {
-        n += 1;
+    for (n, line) in lines {
         match serde_json::from_str::<Record>(line) {
             Ok(r) => records.push(r),
-            Err(_) if lines.peek().is_none() => break,
-            Err(e) => return Err(err(path, format!("line {n}: {e}"))),
+            Err(e) => warn(format!("{}:{n}: line left out, not a record of results schema {SCHEMA} ({e})", path.display())),
         }
     }
     let complete = records.iter().any(|r| matches!(r, Record::End(_)));
@@ -65,6 +71,9 @@ fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
             .map_err(|e| err(path, format!("cannot read folder: {e}")))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "jsonl" || x == "json"))
+            // A named baseline is a copy of a run already read beside it; counting it again would
+            // double that run. It is read when named (`compare --baseline`, or its own path).
+            .filter(|p| !(p.is_dir() && p.file_name().is_some_and(|n| n == BASELINES)))
             .collect();
         children.sort();
         for c in children {
@@ -77,6 +86,76 @@ fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
     }
     runs.push(read_run(path)?);
     Ok(())
+}
+
+/// The folder, inside a GPU model's folder, of its named baselines: `<model>-<arch>/baselines/NAME.jsonl`.
+pub const BASELINES: &str = "baselines";
+
+/// A baseline's name: what a file name can hold on every system, and not a path.
+pub fn check_baseline_name(name: &str) -> Result<&str> {
+    let ok = !name.is_empty()
+        && !name.starts_with('.')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if ok {
+        Ok(name)
+    } else {
+        Err(LabError::Usage(format!("baseline name '{name}': use letters, digits, '-', '_' and '.' (not first)")))
+    }
+}
+
+/// Saves the finished run `run` as the baseline `name` of its GPU model: a copy of the file beside
+/// the model's runs, `<model>-<arch>/baselines/NAME.jsonl`, replacing an earlier baseline of that
+/// name (as criterion's `--save-baseline` does). A copy, not a link: the baseline stays what it
+/// was if the run files are pruned or moved, at the cost of one run file's bytes.
+pub fn save_baseline(run: &Path, name: &str) -> Result<PathBuf> {
+    let name = check_baseline_name(name)?;
+    let model = run.parent().ok_or_else(|| err(run, "a run file has a folder".into()))?;
+    let folder = model.join(BASELINES);
+    std::fs::create_dir_all(&folder).map_err(|e| err(&folder, format!("cannot create folder: {e}")))?;
+    let path = folder.join(format!("{name}.jsonl"));
+    // Written whole under another name, then renamed: a reader never sees half a baseline.
+    let part = folder.join(format!(".{name}.jsonl.part"));
+    std::fs::copy(run, &part).map_err(|e| err(&part, format!("cannot write: {e}")))?;
+    std::fs::rename(&part, &path).map_err(|e| err(&path, format!("cannot write: {e}")))?;
+    Ok(path)
+}
+
+/// The baseline `name` under the results folder `dir`: one GPU model's, or an error naming the
+/// ones there are.
+pub fn find_baseline(dir: &Path, name: &str) -> Result<PathBuf> {
+    let name = check_baseline_name(name)?;
+    let mut found = Vec::new();
+    let mut known = Vec::new();
+    if let Ok(models) = std::fs::read_dir(dir) {
+        for m in models.flatten().map(|e| e.path()) {
+            let Ok(files) = std::fs::read_dir(m.join(BASELINES)) else { continue };
+            for f in files.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")) {
+                let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+                if stem.starts_with('.') {
+                    continue;
+                }
+                if stem == name {
+                    found.push(f.clone());
+                }
+                known.push(format!("{} ({})", stem, m.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
+            }
+        }
+    }
+    found.sort();
+    known.sort();
+    match found.len() {
+        1 => Ok(found.remove(0)),
+        0 => Err(LabError::Usage(format!(
+            "no baseline '{name}' under {} (saved by `bench --save-baseline NAME`; there: {})",
+            dir.display(),
+            if known.is_empty() { "none".into() } else { known.join(", ") }
+        ))),
+        _ => Err(LabError::Usage(format!(
+            "baseline '{name}' is saved for several GPU models under {}: compare with --base {}",
+            dir.display(),
+            found.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" or --base ")
+        ))),
+    }
 }
 
 /// A run being written: the header went first, each record is appended and flushed.
@@ -150,6 +229,8 @@ pub struct View {
     pub device: DeviceInfo,
     /// The runs, oldest first.
     pub runs: Vec<RunInfo>,
+    /// The card each run was measured on ("host GPU 0 GPU-1234abcd"), as `runs`.
+    pub cards: Vec<String>,
     pub entries: Vec<Entry>,
     /// For each entry, the index in `runs` of the run that measured it.
     pub entry_runs: Vec<usize>,
@@ -204,6 +285,7 @@ fn view(runs: &[&Run], by: Group) -> View {
         source: source(newest),
         device: d.clone(),
         runs: Vec::new(),
+        cards: Vec::new(),
         entries: Vec::new(),
         entry_runs: Vec::new(),
         tuning: Vec::new(),
@@ -213,6 +295,7 @@ fn view(runs: &[&Run], by: Group) -> View {
     };
     for run in runs {
         v.runs.push(run.header.run.clone());
+        v.cards.push(run.header.device.card());
         for rec in &run.records {
             match rec {
                 Record::Entry(e) => match v.entries.iter().position(|x| x.key() == e.key()) {

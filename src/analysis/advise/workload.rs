@@ -3,6 +3,7 @@
 
 use crate::facts::sheet::Precision as Sheet;
 use crate::measure::families::sgemm::{gemm_suites, gemm_work};
+use crate::measure::families::shapes::Shapes;
 use crate::measure::families::Shape;
 use crate::schema::entry::Work;
 
@@ -88,16 +89,9 @@ impl Workload {
                     .strip_prefix("gemm")
                     .map(str::trim)
                     .ok_or_else(|| format!("--workload '{t}': expected bert-base, bert-large, resnet50 or gemm MxNxK"))?;
-                let d: Vec<u64> = dims
-                    .split('x')
-                    .map(|x| x.parse::<u64>().ok().filter(|&v| v > 0))
-                    .collect::<Option<_>>()
-                    .ok_or_else(|| format!("--workload '{t}': gemm takes N or MxNxK"))?;
-                match d.as_slice() {
-                    [n] => Ok(Workload::Gemm(Shape(vec![*n, *n, *n]))),
-                    [m, n, k] => Ok(Workload::Gemm(Shape(vec![*m, *n, *k]))),
-                    _ => Err(format!("--workload '{t}': gemm takes N or MxNxK")),
-                }
+                // The shape rule bench, verify and tune apply: a GEMM the lab cannot run is not
+                // one it can predict.
+                Shapes::Gemm.parse(dims).map(Workload::Gemm).map_err(|m| format!("--workload '{t}': {m}"))
             }
         }
     }

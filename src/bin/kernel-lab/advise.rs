@@ -4,42 +4,39 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use kernel_lab::analysis::advise::{self, Precision, Request, Workload};
-use kernel_lab::analysis::report::{new_table, opt};
+use kernel_lab::analysis::report::opt;
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
 use kernel_lab::LabError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum AdviseFormat {
-    Table,
-    Markdown,
-    Json,
-}
+use crate::args::{cells_csv, formats, say, table, Format};
 
 #[derive(clap::Args)]
 pub struct AdviseArgs {
-    /// bert-base, bert-large, resnet50, or "gemm MxNxK".
+    /// bert-base, bert-large, resnet50, or "gemm MxNxK" (a shape --size takes).
     #[arg(long)]
     workload: String,
+    /// The precision the workload's GEMMs run in.
     #[arg(long, value_enum, default_value = "fp16")]
     precision: Precision,
     /// Sequences (BERT, of 512 tokens) or images (ResNet-50) a step (default: 32, 256).
     #[arg(long)]
     batch: Option<u64>,
-    /// Leave out GPUs whose launch price is above this, US dollars.
-    #[arg(long, allow_negative_numbers = true)]
-    budget: Option<f64>,
-    /// Leave out GPUs whose board power (TDP) is above this, W.
-    #[arg(long, allow_negative_numbers = true)]
-    power: Option<f64>,
+    /// Leave out GPUs whose launch price (times --gpu-count) is above this many US dollars.
+    #[arg(long, value_name = "USD", allow_negative_numbers = true)]
+    usd: Option<f64>,
+    /// Leave out GPUs whose board power (TDP, times --gpu-count) is above this many watts.
+    #[arg(long, value_name = "W", allow_negative_numbers = true)]
+    watts: Option<f64>,
     /// GPUs in data parallel, each running --batch: a step adds the gradients' all-reduce.
-    #[arg(long, default_value_t = 1)]
-    gpus: u64,
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    gpu_count: u64,
     /// Where the measurements are.
     #[arg(long, default_value = "results")]
-    results: PathBuf,
-    #[arg(long, value_enum, default_value = "table")]
-    format: AdviseFormat,
+    results_dir: PathBuf,
+    /// How to print the ranking (json: the rows and the reasoning as one document).
+    #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+    format: Format,
 }
 
 fn usage(m: String) -> anyhow::Error {
@@ -48,25 +45,28 @@ fn usage(m: String) -> anyhow::Error {
 
 pub fn advise(a: &AdviseArgs) -> Result<u8> {
     let workload = Workload::parse(&a.workload).map_err(usage)?;
-    for (flag, v) in [("--budget", a.budget), ("--power", a.power)] {
+    for (flag, v) in [("--usd", a.usd), ("--watts", a.watts)] {
         if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
             bail!(usage(format!("{flag} must be a positive number, not {v}")));
         }
     }
-    if a.batch == Some(0) || a.gpus == 0 {
-        bail!(usage(format!("--batch and --gpus must be at least 1 (got {:?} and {})", a.batch, a.gpus)));
+    if a.batch == Some(0) {
+        bail!(usage("--batch must be at least 1".into()));
+    }
+    if a.gpu_count == 0 {
+        bail!(usage("--gpu-count must be at least 1".into()));
     }
     let precision = a.precision;
-    if !a.results.exists() {
-        bail!(LabError::Results { path: a.results.display().to_string(), msg: "cannot read: no such file or folder".into() });
+    if !a.results_dir.exists() {
+        bail!(LabError::Results { path: a.results_dir.display().to_string(), msg: "cannot read: no such file or folder".into() });
     }
-    let views = store::views(&store::read(std::slice::from_ref(&a.results))?, Group::Model);
+    let views = store::views(&store::read(std::slice::from_ref(&a.results_dir))?, Group::Model);
     let batch = a.batch.unwrap_or_else(|| workload.default_batch());
-    let req = Request { batch, budget_usd: a.budget, power_w: a.power, gpus: a.gpus, precision, workload };
+    let req = Request { batch, budget_usd: a.usd, power_w: a.watts, gpus: a.gpu_count, precision, workload };
     let rows = advise::advise(&req, &views);
     let why = advise::why(&req, &rows);
-    if a.format == AdviseFormat::Json {
-        println!(
+    if a.format == Format::Json {
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch), "rows": rows, "why": why }))?
         );
@@ -86,7 +86,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         "basis",
         "left out",
     ];
-    let mut t = new_table(header.map(String::from).to_vec(), a.format == AdviseFormat::Markdown);
+    let mut t = table(&header, a.format);
     for (i, r) in rows.iter().enumerate() {
         t.add_row(vec![
             if r.excluded.is_none() { (i + 1).to_string() } else { "-".into() },
@@ -104,9 +104,15 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         ]);
     }
     let on = if req.gpus > 1 { format!(" on each of {} GPUs", req.gpus) } else { String::new() };
-    println!("{}{on} in {}, ranked by predicted time\n{t}", req.workload.describe(batch), format!("{precision:?}").to_lowercase());
+    let title = format!("{}{on} in {}, ranked by predicted time", req.workload.describe(batch), format!("{precision:?}").to_lowercase());
+    if a.format == Format::Csv {
+        say(a.format, &title)?;
+        out!("{}", cells_csv(&t));
+    } else {
+        outln!("{title}\n{t}");
+    }
     for w in why {
-        println!("- {w}");
+        say(a.format, &format!("- {w}"))?;
     }
     Ok(exit::OK)
 }

@@ -23,12 +23,13 @@ pub enum FleetCmd {
     Submit(SubmitArgs),
     /// One line per task: Slurm's state, the exit code, the node and GPU, the results stored.
     Status {
-        /// The fleet's folder.
+        /// The fleet's folder (the dir its fleet file or --dir named).
         dir: PathBuf,
     },
     /// Merge the results the tasks stored into one report across GPUs (report.md, report.html);
     /// name what failed or is missing; exit 1 if any task failed or has not ended.
     Collect {
+        /// The fleet's folder (the dir its fleet file or --dir named).
         dir: PathBuf,
         /// One column per GPU model, or one per card.
         #[arg(long, value_enum, default_value = "model")]
@@ -49,8 +50,10 @@ pub struct SubmitArgs {
     /// (repeatable: one task each).
     #[arg(long)]
     run: Vec<String>,
+    /// The Slurm partition of every task and the merge job.
     #[arg(long)]
     partition: Option<String>,
+    /// A Slurm node feature every task needs (e.g. a GPU type's).
     #[arg(long)]
     constraint: Option<String>,
     /// Generic resources per task, e.g. gpu:1.
@@ -59,6 +62,7 @@ pub struct SubmitArgs {
     /// Time limit per task (Slurm's format, e.g. 01:00:00).
     #[arg(long)]
     time: Option<String>,
+    /// The Slurm account jobs are charged to.
     #[arg(long)]
     account: Option<String>,
     /// Write the folder and scripts and print the sbatch commands, without submitting.
@@ -120,7 +124,8 @@ fn raw(m: &ArgMatches, id: &str) -> Vec<String> {
 /// sizes of tune, the byte counts of transfers and multi. Read from the raw values, so a change
 /// of an argument's type does not hide it. What needs the GPU (does GPU 3 exist?) waits for it.
 fn before_gpu(command: &str, m: &ArgMatches) -> std::result::Result<(), LabError> {
-    let (filter, sizes, suites) = (raw(m, "filter").pop(), raw(m, "sizes"), raw(m, "suites"));
+    let (filter, suites) = (raw(m, "filter").pop(), raw(m, "suites"));
+    let sizes = kernel_lab::measure::families::shapes::expand(&raw(m, "sizes")).map_err(LabError::Usage)?;
     match command {
         "bench" | "verify" => {
             let opts = plan::Options { filter, sizes, suites, ..Default::default() };
@@ -181,22 +186,22 @@ fn submit(a: &SubmitArgs) -> Result<u8> {
         // Lines to paste into a shell: each word quoted where it needs to be. The merge job's
         // dependency is the array jobs' ids, known only once they are submitted: "$ids".
         for (args, _) in slurm::plan(&f) {
-            println!("sbatch {}", script::join(&args));
+            outln!("sbatch {}", script::join(&args));
         }
-        println!("# the merge job, after the array jobs: ids=ID1:ID2..., the ids each sbatch above printed");
+        outln!("# the merge job, after the array jobs: ids=ID1:ID2..., the ids each sbatch above printed");
         let merge = slurm::merge_args(&f, &[IDS.into()]);
         let words: Vec<String> = merge.iter().map(|w| if w.contains(IDS) { format!("\"{w}\"") } else { script::quote(w) }).collect();
-        println!("sbatch {}", words.join(" "));
-        println!("(dry run: {} written, nothing submitted)", f.dir.display());
+        outln!("sbatch {}", words.join(" "));
+        outln!("(dry run: {} written, nothing submitted)", f.dir.display());
         return Ok(exit::OK);
     }
     let jobs = slurm::submit(&f)?;
     std::fs::write(f.dir.join("jobs.json"), serde_json::to_string_pretty(&jobs)?)?;
     for a in &jobs.arrays {
         let names: Vec<String> = a.tasks.iter().map(|&i| format!("{i} {}", f.tasks[i].name)).collect();
-        println!("array job {}: tasks {}", a.job, names.join(", "));
+        outln!("array job {}: tasks {}", a.job, names.join(", "));
     }
-    println!(
+    outln!(
         "merge job {} after them (afterany); follow with: kernel-lab fleet status {}",
         jobs.merge,
         script::quote(&f.dir.display().to_string())
@@ -218,16 +223,16 @@ pub fn fleet(cmd: FleetCmd) -> Result<u8> {
     match cmd {
         FleetCmd::Submit(a) => submit(&a),
         FleetCmd::Status { dir } => {
-            print!("{}", lines(&dir)?.1);
+            out!("{}", lines(&dir)?.1);
             Ok(exit::OK)
         }
         FleetCmd::Collect { dir, by } => {
             let (lines, table) = lines(&dir)?;
-            print!("{table}");
+            out!("{table}");
             let merged = collect::merge(&dir, by.group())?;
             match merged.reports.as_slice() {
-                [] => println!("no results files in {} yet: no report", dir.join("results").display()),
-                paths => println!(
+                [] => outln!("no results files in {} yet: no report", dir.join("results").display()),
+                paths => outln!(
                     "merged {} run(s) into {} column(s) ({}); report: {}",
                     merged.runs,
                     merged.columns.len(),
@@ -239,10 +244,10 @@ pub fn fleet(cmd: FleetCmd) -> Result<u8> {
             let open: Vec<String> =
                 lines.iter().filter(|l| !l.finished && !l.failed).map(|l| format!("{} ({})", l.index, l.name)).collect();
             if !failed.is_empty() {
-                println!("FAILED or missing: task {}; their logs are in {}", failed.join(", task "), dir.join("logs").display());
+                outln!("FAILED or missing: task {}; their logs are in {}", failed.join(", task "), dir.join("logs").display());
             }
             if !open.is_empty() {
-                println!("not ended yet: task {}", open.join(", task "));
+                outln!("not ended yet: task {}", open.join(", task "));
             }
             Ok(if failed.is_empty() && open.is_empty() { exit::OK } else { exit::FAILED })
         }

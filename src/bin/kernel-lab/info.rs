@@ -4,7 +4,8 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use comfy_table::Table;
-use kernel_lab::analysis::report::{new_table, sections};
+use kernel_lab::analysis::report::data::to_json;
+use kernel_lab::analysis::report::sections;
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
 use kernel_lab::facts::{arch, launch, resources::Usage, sheet};
@@ -12,14 +13,28 @@ use kernel_lab::gpu::registry::{self, VariantSpec};
 use kernel_lab::gpu::{device, legacy};
 use kernel_lab::LabError;
 
-fn table(header: &[&str]) -> Table {
-    new_table(header.iter().map(|h| h.to_string()).collect(), false)
+use crate::args::{cells_csv, say, table, Format};
+
+/// `t` as `format` asks (CSV from its cells); JSON is each command's own, from its data.
+fn print_table(t: &Table, format: Format) -> Result<()> {
+    match format {
+        Format::Csv => out!("{}", cells_csv(t)),
+        _ => outln!("{t}"),
+    }
+    Ok(())
 }
 
-pub fn devices() -> Result<u8> {
-    let mut t =
-        table(&["#", "name", "arch", "SMs", "SM clock", "memory", "bus", "L2", "smem/block", "fp32 peak", "DRAM peak", "driver", "UUID"]);
-    for d in device::list()? {
+pub fn devices(format: Format) -> Result<u8> {
+    let list = device::list()?;
+    if format == Format::Json {
+        out!("{}", to_json(&list));
+        return Ok(exit::OK);
+    }
+    let mut t = table(
+        &["#", "name", "arch", "SMs", "SM clock", "memory", "bus", "L2", "smem/block", "fp32 peak", "DRAM peak", "driver", "UUID"],
+        format,
+    );
+    for d in list {
         let family = arch::lookup(d.cc_major, d.cc_minor).map(|a| a.family).unwrap_or("not in the lab's table");
         t.add_row(vec![
             d.ordinal.to_string(),
@@ -37,18 +52,20 @@ pub fn devices() -> Result<u8> {
             d.uuid.clone().unwrap_or_else(|| "-".into()),
         ]);
     }
-    println!("{t}");
-    println!("peaks are derived from the reported clocks, bus width and the lab's architecture table");
+    print_table(&t, format)?;
+    say(format, "peaks are derived from the reported clocks, bus width and the lab's architecture table")?;
     Ok(exit::OK)
 }
 
-pub fn list(family: Option<&str>) -> Result<u8> {
+pub fn list(family: Option<&str>, format: Format) -> Result<u8> {
     if let Some(f) = family {
         registry::family(f)?;
     }
-    let mut t = table(&["family", "rung", "variant", "config", "arch", "targets", "technique"]);
+    let header = ["family", "rung", "variant", "config", "arch", "targets", "technique"];
+    let mut t = table(&header, format);
+    let mut rows = Vec::new();
     for v in registry::all()?.iter().filter(|v| family.is_none_or(|f| v.family == f)) {
-        t.add_row(vec![
+        rows.push(vec![
             v.family.clone(),
             format!("{:02}", v.rung),
             v.name.clone(),
@@ -58,27 +75,43 @@ pub fn list(family: Option<&str>) -> Result<u8> {
             v.summary.clone(),
         ]);
     }
-    println!("{t}");
-    let set = registry::set()?;
-    println!("built with nvcc {} for {}", set.nvcc_version, set.archs.join(", "));
-    for (sm, why) in &set.skipped {
-        println!("not built for {sm}: {why}");
+    if format == Format::Json {
+        let objects: Vec<serde_json::Map<String, serde_json::Value>> = rows
+            .iter()
+            .map(|r| header.iter().zip(r).map(|(h, c)| (h.to_string(), serde_json::Value::String(c.clone()))).collect())
+            .collect();
+        out!("{}", to_json(&objects));
+    } else {
+        t.add_rows(rows);
+        print_table(&t, format)?;
     }
-    println!("launch protocols (the defines the host reads; every family also: {}):", launch::COMMON);
-    for (fam, reads) in launch::PROTOCOLS.iter().filter(|(f, _)| family.is_none_or(|x| x == *f)) {
-        println!("  {fam}: {reads}");
+    let set = registry::set()?;
+    say(format, &format!("built with nvcc {} for {}", set.nvcc_version, set.archs.join(", ")))?;
+    for (sm, why) in &set.skipped {
+        say(format, &format!("not built for {sm}: {why}"))?;
+    }
+    // The protocols are reading for a person at a table, not data a script asked for.
+    if !format.data() {
+        outln!("launch protocols (the defines the host reads; every family also: {}):", launch::COMMON);
+        for (fam, reads) in launch::PROTOCOLS.iter().filter(|(f, _)| family.is_none_or(|x| x == *f)) {
+            outln!("  {fam}: {reads}");
+        }
     }
     Ok(exit::OK)
 }
 
-pub fn sheet(gpu: Option<&str>, markdown: bool) -> Result<u8> {
+pub fn sheet(gpu: Option<&str>, format: Format) -> Result<u8> {
     let gpus: Vec<&sheet::Gpu> = match gpu {
         Some(name) => vec![sheet::find(name).map_err(LabError::Usage)?],
         None => sheet::GPUS.iter().collect(),
     };
-    println!("{}", sections::sheet_table(&gpus, markdown));
+    if format == Format::Json {
+        out!("{}", to_json(&gpus));
+        return Ok(exit::OK);
+    }
+    outln!("{}", sections::sheet_table(&gpus, format.markdown()));
     for g in &gpus {
-        println!("{}: {}", g.name, g.source);
+        outln!("{}: {}", g.name, g.source);
     }
     Ok(exit::OK)
 }
@@ -98,30 +131,69 @@ fn usage_row(v: &VariantSpec, target: &str, u: &Usage) -> Vec<String> {
 }
 
 const RESOURCE_HEADER: [&str; 8] = ["family", "variant", "arch", "registers", "smem bytes", "stack bytes", "spill stores", "spill loads"];
+const TUNED_HEADER: [&str; 7] = ["family", "variant", "arch", "registers", "smem bytes", "local bytes (stack + spills)", "tuned on"];
+
+/// Rows of `header` as JSON objects, each cell a string as the table shows it.
+fn objects(header: &[&str], rows: &[Vec<String>]) -> serde_json::Value {
+    rows.iter()
+        .map(|r| {
+            header
+                .iter()
+                .zip(r)
+                .map(|(h, c)| (h.to_string(), serde_json::Value::String(c.clone())))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        })
+        .collect::<Vec<serde_json::Value>>()
+        .into()
+}
+
+/// The resources' rows as `format` asks: the built (or compiled) variants' table, then the tuned
+/// configurations' where there are any (in JSON, one object of both).
+fn print_resources(built: Vec<Vec<String>>, tuned: Vec<Vec<String>>, format: Format) -> Result<()> {
+    if format == Format::Json {
+        let doc = serde_json::json!({ "variants": objects(&RESOURCE_HEADER, &built), "tuned": objects(&TUNED_HEADER, &tuned) });
+        outln!("{}", serde_json::to_string_pretty(&doc)?);
+        return Ok(());
+    }
+    let mut t = table(&RESOURCE_HEADER, format);
+    t.add_rows(built);
+    print_table(&t, format)?;
+    if !tuned.is_empty() && format != Format::Csv {
+        let mut t = table(&TUNED_HEADER, format);
+        t.add_rows(tuned);
+        outln!("{t}");
+        outln!("tuned configurations: from the driver's report on the GPU they were tuned on");
+    }
+    Ok(())
+}
 
 /// The variants declared for an architecture the toolkit dropped, compiled now with NVRTC 12.
-fn legacy_resources(sm: u32, why: &str) -> Result<u8> {
+fn legacy_resources(sm: u32, why: &str, format: Format) -> Result<u8> {
     let nvrtc = legacy::Nvrtc::load().map_err(|e| anyhow::anyhow!("{e} (nvcc does not build sm_{sm}: {why})"))?;
-    let mut t = table(&RESOURCE_HEADER);
+    let mut rows = Vec::new();
     for v in legacy::declared_for(sm)? {
-        t.add_row(usage_row(v, &format!("sm_{sm}"), &nvrtc.usage(v, sm)?));
+        rows.push(usage_row(v, &format!("sm_{sm}"), &nvrtc.usage(v, sm)?));
     }
-    println!("{t}");
-    println!(
-        "compiled now with NVRTC {}.{} (nvcc {} does not build sm_{sm})",
-        nvrtc.version.0,
-        nvrtc.version.1,
-        registry::set()?.nvcc_version
-    );
+    print_resources(rows, Vec::new(), format)?;
+    say(
+        format,
+        &format!(
+            "compiled now with NVRTC {}.{} (nvcc {} does not build sm_{sm})",
+            nvrtc.version.0,
+            nvrtc.version.1,
+            registry::set()?.nvcc_version
+        ),
+    )?;
     Ok(exit::OK)
 }
 
-pub fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<u8> {
+pub fn resources(arch_filter: Option<&str>, dir: &Path, format: Format) -> Result<u8> {
     let set = registry::set()?;
     if let Some(a) = arch_filter {
         if let Some((_, why)) = set.skipped.iter().find(|(sm, _)| sm == a) {
             let sm = a.trim_start_matches("sm_").parse::<u32>().with_context(|| format!("'{a}' is not sm_XY"))?;
-            return legacy_resources(sm, why);
+            return legacy_resources(sm, why, format);
         }
         if !set.variants.iter().any(|v| v.resources.iter().any(|(t, _)| t == a)) {
             bail!(LabError::Usage(format!(
@@ -130,15 +202,13 @@ pub fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<u8> {
             )));
         }
     }
-    let mut t = table(&RESOURCE_HEADER);
+    let mut built = Vec::new();
     for v in &set.variants {
         for (target, u) in v.resources.iter().filter(|(t, _)| arch_filter.is_none_or(|a| t == a)) {
-            t.add_row(usage_row(v, target, u));
+            built.push(usage_row(v, target, u));
         }
     }
-    println!("{t}");
-    println!("from ptxas -v at build time, nvcc {}", set.nvcc_version);
-    let mut tuned = table(&["family", "variant", "arch", "registers", "smem bytes", "local bytes (stack + spills)", "tuned on"]);
+    let mut tuned = Vec::new();
     let runs = if dir.exists() { store::read(&[dir.to_path_buf()]).unwrap_or_default() } else { Vec::new() };
     for view in store::views(&runs, Group::Model) {
         let arch = view.device.arch_name();
@@ -148,7 +218,7 @@ pub fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<u8> {
         for rec in &view.tuning {
             let Some(best) = rec.candidates.iter().find(|c| Some(&c.config) == rec.best.as_ref()) else { continue };
             let n = |v: Option<u32>| v.map(|x| x.to_string()).unwrap_or_else(|| "-".into());
-            tuned.add_row(vec![
+            tuned.push(vec![
                 rec.family.clone(),
                 format!("{}@tuned", rec.variant),
                 arch.clone(),
@@ -159,9 +229,7 @@ pub fn resources(arch_filter: Option<&str>, dir: &Path) -> Result<u8> {
             ]);
         }
     }
-    if !tuned.is_empty() {
-        println!("{tuned}");
-        println!("tuned configurations: from the driver's report on the GPU they were tuned on");
-    }
+    print_resources(built, tuned, format)?;
+    say(format, &format!("from ptxas -v at build time, nvcc {}", set.nvcc_version))?;
     Ok(exit::OK)
 }

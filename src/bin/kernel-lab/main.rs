@@ -1,7 +1,10 @@
 //! The `kernel-lab` command line: argument parsing and one library call per subcommand. Every
 //! failure is one line on stderr and the exit code of its kind (`kernel_lab::error::exit`).
 
+#[macro_use]
+mod out;
 mod advise;
+mod args;
 mod fleet;
 mod info;
 mod measure;
@@ -12,12 +15,24 @@ mod run;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::error::ErrorKind;
 use clap::{Parser, Subcommand};
 use kernel_lab::error::exit;
 use kernel_lab::LabError;
 
+use crate::args::{formats, Format};
+
 #[derive(Parser)]
-#[command(name = "kernel-lab", version, about = "Write, check, time and compare CUDA kernel variants")]
+#[command(
+    name = "kernel-lab",
+    version,
+    about = "Write, check, time and compare CUDA kernel variants",
+    arg_required_else_help = true,
+    after_help = "Every command: --format table|markdown|csv|json where it prints data, --results-dir where it reads or \
+                  writes results, --gpus for which GPUs (indices), --size lists and START:END:STEP ranges.\n\
+                  Exit codes: 0 ok, 1 a variant failed (or compare found a regression), 2 bad usage, a bad file or \
+                  an unwritable output, 3 no GPU or a missing library, 4 a driver failure."
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -26,11 +41,19 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// The GPUs the driver sees, what they report, and the peaks derived from it.
-    Devices,
+    Devices {
+        /// How to print them.
+        #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+        format: Format,
+    },
     /// The variants built into this binary's kernel set.
     List {
+        /// Only this family's variants, e.g. sgemm.
         #[arg(long)]
         family: Option<String>,
+        /// How to print them (csv and json: one row per variant, with every column in full).
+        #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+        format: Format,
     },
     /// Check variants and baselines against the f64 reference, without timing.
     Verify {
@@ -39,6 +62,9 @@ enum Cmd {
         /// Also N random shapes per family (edges: 1, 2, tile sizes +-1, odd rows), from the seed.
         #[arg(long)]
         fuzz: Option<usize>,
+        /// How to print the checks (csv and json: one row per check; the summary goes to stderr).
+        #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+        format: Format,
     },
     /// Verify, then time every variant and its baseline; print tables; store the run.
     Bench {
@@ -47,9 +73,15 @@ enum Cmd {
         /// Folder of the results, one folder per GPU model inside.
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,
-        /// Also print the tables as Markdown.
-        #[arg(long)]
-        markdown: bool,
+        /// How to print the tables (csv and json: one row per measurement, as `report` writes
+        /// them; what a person reads beside them goes to stderr).
+        #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+        format: Format,
+        /// Also keep this run as the named baseline NAME of its GPU model, for `compare --baseline
+        /// NAME` (a copy in <results-dir>/<model>-<arch>/baselines/NAME.jsonl; a second save of a
+        /// name replaces the first).
+        #[arg(long, value_name = "NAME")]
+        save_baseline: Option<String>,
         #[command(flatten)]
         timing: run::TimingArgs,
     },
@@ -58,7 +90,7 @@ enum Cmd {
     Compare(results::CompareArgs),
     /// One variant's measurements across the stored runs (rate, ratio, interval, commit).
     History(results::HistoryArgs),
-    /// Stored results side by side: a column per GPU model (or card) of each path.
+    /// Stored results side by side: a column per GPU model (or card) of each results folder.
     Report(results::ReportArgs),
     /// The spec sheet's GPUs ranked for a workload (BERT, ResNet-50, a GEMM): the sheet's bound
     /// scaled by the efficiency the lab measured, by time, per dollar and per watt.
@@ -80,8 +112,9 @@ enum Cmd {
     Sheet {
         /// A GPU of the sheet, e.g. "RTX 4090".
         gpu: Option<String>,
-        #[arg(long)]
-        markdown: bool,
+        /// How to print it (json: every figure of the sheet, rates per precision included).
+        #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "json"]))]
+        format: Format,
     },
     /// Registers, shared memory and spills per variant, from the build's ptxas report.
     Resources {
@@ -91,31 +124,39 @@ enum Cmd {
         /// Where tuned configurations are read from (their figures come from the tuner's compile).
         #[arg(long, default_value = "results")]
         results_dir: PathBuf,
+        /// How to print them (csv: the built variants' table; json: both tables).
+        #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+        format: Format,
     },
     /// One job of a bench or verify, in its own process (bench and verify start these).
     #[command(hide = true)]
     Worker {
+        /// The GPU's index (the parent's --gpus).
         #[arg(long, default_value_t = 0)]
         gpu: usize,
     },
     /// One tuning candidate, in its own process (the tuner runs this).
     #[command(hide = true)]
     TuneCandidate(measure::CandidateArgs),
+    /// Every command's arguments as JSON: what the CLI's tests hold to one grammar.
+    #[command(hide = true)]
+    Grammar,
 }
 
 fn main() -> ExitCode {
-    // Rust ignores SIGPIPE, which turns a closed pipe into a panic inside println!; a command-line
-    // tool should end quietly instead, as cat does.
-    #[cfg(unix)]
-    // SAFETY: sets a signal's disposition to its default before any other thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) if !e.use_stderr() => {
+        // No command at all (`kernel-lab`, `kernel-lab fleet`): the help as clap lays it out, to
+        // read, and the usage code, since nothing was run.
+        Err(e) if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
             let _ = e.print();
-            return ExitCode::SUCCESS;
+            return ExitCode::from(exit::USAGE);
+        }
+        Err(e) if !e.use_stderr() => {
+            return match out::write(format_args!("{}", e.render())) {
+                Err(e) => fail(&e),
+                Ok(()) => ExitCode::SUCCESS,
+            };
         }
         Err(e) => {
             // clap's own message, folded onto one line like every other error.
@@ -128,21 +169,29 @@ fn main() -> ExitCode {
     };
     match dispatch(cli.cmd) {
         Ok(code) => ExitCode::from(code),
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(e.downcast_ref::<LabError>().map_or(exit::USAGE, LabError::exit_code))
-        }
+        Err(e) => fail(&e),
     }
+}
+
+/// One line and the code of the error's kind; nothing when the reader closed standard output.
+fn fail(e: &anyhow::Error) -> ExitCode {
+    if e.downcast_ref::<out::Closed>().is_some() {
+        return ExitCode::SUCCESS;
+    }
+    eprintln!("error: {e:#}");
+    ExitCode::from(e.downcast_ref::<LabError>().map_or(exit::USAGE, LabError::exit_code))
 }
 
 fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
     match cmd {
-        Cmd::Devices => info::devices(),
-        Cmd::List { family } => info::list(family.as_deref()),
-        Cmd::Sheet { gpu, markdown } => info::sheet(gpu.as_deref(), markdown),
-        Cmd::Resources { arch, results_dir } => info::resources(arch.as_deref(), &results_dir),
-        Cmd::Verify { run, fuzz } => run::verify(&run, fuzz),
-        Cmd::Bench { run, results_dir, markdown, timing } => run::bench(&run, &timing, &results_dir, markdown),
+        Cmd::Devices { format } => info::devices(format),
+        Cmd::List { family, format } => info::list(family.as_deref(), format),
+        Cmd::Sheet { gpu, format } => info::sheet(gpu.as_deref(), format),
+        Cmd::Resources { arch, results_dir, format } => info::resources(arch.as_deref(), &results_dir, format),
+        Cmd::Verify { run, fuzz, format } => run::verify(&run, fuzz, format),
+        Cmd::Bench { run, results_dir, format, save_baseline, timing } => {
+            run::bench(&run, &timing, &results_dir, format, save_baseline.as_deref())
+        }
         Cmd::Compare(args) => results::compare(&args),
         Cmd::History(args) => results::history(&args),
         Cmd::Worker { gpu } => Ok(kernel_lab::measure::isolate::worker(gpu).map(|()| exit::OK)?),
@@ -154,5 +203,34 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         Cmd::Profile(args) => profile::profile(&args),
         Cmd::Multi(args) => measure::multi(&args),
         Cmd::Fleet(cmd) => fleet::fleet(cmd),
+        Cmd::Grammar => {
+            outln!("{}", serde_json::to_string_pretty(&grammar(&<Cli as clap::CommandFactory>::command()))?);
+            Ok(exit::OK)
+        }
     }
+}
+
+/// A command and its subcommands as JSON: each argument's names, help, value names and the
+/// values it takes, as clap holds them.
+fn grammar(cmd: &clap::Command) -> serde_json::Value {
+    let args: Vec<serde_json::Value> = cmd
+        .get_arguments()
+        .map(|a| {
+            serde_json::json!({
+                "id": a.get_id().as_str(),
+                "long": a.get_long(),
+                "positional": a.is_positional(),
+                "help": a.get_help().map(|h| h.to_string()),
+                "value_names": a.get_value_names().map(|v| v.iter().map(|s| s.as_str().to_string()).collect::<Vec<_>>()),
+                "values": a.get_possible_values().iter().map(|v| v.get_name().to_string()).collect::<Vec<_>>(),
+                "hidden": a.is_hide_set(),
+            })
+        })
+        .collect();
+    serde_json::json!({
+        "name": cmd.get_name(),
+        "hidden": cmd.is_hide_set(),
+        "args": args,
+        "commands": cmd.get_subcommands().map(grammar).collect::<Vec<_>>(),
+    })
 }

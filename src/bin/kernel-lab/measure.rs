@@ -15,6 +15,8 @@ use kernel_lab::schema::run::{Policy, Record, RunKind};
 use kernel_lab::schema::tuning::CandidateStatus;
 use kernel_lab::LabError;
 
+use crate::args::{formats, Format};
+
 fn usage(msg: String) -> anyhow::Error {
     anyhow::anyhow!(LabError::Usage(msg))
 }
@@ -28,11 +30,12 @@ fn byte_sizes(texts: &[String], default: Vec<u64>) -> Result<Vec<u64>> {
     if texts.is_empty() {
         return Ok(default);
     }
-    texts.iter().map(|s| parse_count(s, "--size").map_err(usage)).collect()
+    crate::args::sizes(texts)?.iter().map(|s| parse_count(s, "--size").map_err(usage)).collect()
 }
 
 #[derive(clap::Args)]
 pub struct TuneArgs {
+    /// The family whose variants are tuned, e.g. sgemm.
     family: String,
     /// A variant of the family (its whole name picks it alone), or part of variant names.
     filter: Option<String>,
@@ -43,16 +46,19 @@ pub struct TuneArgs {
     #[arg(long = "suite", value_delimiter = ',')]
     suites: Vec<String>,
     /// Seconds of search in all, shared by the variants and shapes (the head-to-head included).
-    #[arg(long, default_value_t = 300.0)]
-    budget: f64,
+    #[arg(long, value_name = "SECONDS", default_value_t = 300.0)]
+    time_budget: f64,
     /// Finalists re-timed head to head.
     #[arg(long, default_value_t = 3)]
     top: usize,
+    /// Folder of the results: the tuning is stored there, and earlier ones are read from it.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
+    /// Seed of the search and of its inputs (default: drawn from the clock, and printed).
     #[arg(long)]
     seed: Option<u64>,
-    #[arg(long, default_value_t = 0)]
+    /// Which GPU, its index (one).
+    #[arg(long = "gpus", value_name = "INDEX", default_value = "0", value_parser = crate::args::one_gpu)]
     gpu: usize,
     /// Search only these values of a constant, NAME=V[,V..] (repeatable): they replace its tune
     /// list, or fix a define the manifest does not tune.
@@ -96,14 +102,14 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
             a.family
         )));
     }
-    if !(a.budget.is_finite() && a.budget > 0.0) {
-        bail!(usage(format!("--budget must be a positive number of seconds, not {}", a.budget)));
+    if !(a.time_budget.is_finite() && a.time_budget > 0.0) {
+        bail!(usage(format!("--time-budget must be a positive number of seconds, not {}", a.time_budget)));
     }
     let only = only_lists(&a.only, &tunable)?;
     if a.top == 0 {
         bail!(usage("--top must be at least 1".into()));
     }
-    let mut shapes = if a.sizes.is_empty() { Vec::new() } else { families::parse_sizes(fam, &a.sizes)? };
+    let mut shapes = if a.sizes.is_empty() { Vec::new() } else { families::parse_sizes(fam, &crate::args::sizes(&a.sizes)?)? };
     for name in &a.suites {
         let suites = fam.suites();
         let Some(suite) = suites.iter().find(|s| s.name == name) else {
@@ -128,7 +134,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
         exe: &exe,
         gpu: a.gpu,
         device: &gpu.info,
-        budget_s: a.budget / (tunable.len() * shapes.len()) as f64,
+        budget_s: a.time_budget / (tunable.len() * shapes.len()) as f64,
         top: a.top,
         seed: a.seed.unwrap_or_else(clock_seed),
         git_commit: env!("KERNEL_LAB_GIT"),
@@ -182,12 +188,13 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
             maps.extend(heatmap(&rec, false));
         }
     }
-    println!("{t}");
+    let path = recorder.finish(Vec::new())?;
+    outln!("{t}");
     for m in maps {
-        println!("{m}");
+        outln!("{m}");
     }
-    if let Some(path) = recorder.finish(Vec::new())? {
-        println!("tuning stored in {}; `kernel-lab bench` runs each best configuration as <variant>@tuned", path.display());
+    if let Some(path) = path {
+        outln!("tuning stored in {}; `kernel-lab bench` runs each best configuration as <variant>@tuned", path.display());
     }
     Ok(exit::OK)
 }
@@ -216,19 +223,24 @@ pub fn candidate(a: &CandidateArgs) -> Result<u8> {
     let mut gpu = Gpu::open(a.gpu)?;
     let policy = if a.full { Policy::full() } else { Policy::quick() };
     let c = tune::evaluate(&mut gpu, spec, &shape, &config, a.seed, &policy)?;
-    println!("{}", serde_json::to_string(&c)?);
+    outln!("{}", serde_json::to_string(&c)?);
     Ok(exit::OK)
 }
 
 #[derive(clap::Args)]
 pub struct TransfersArgs {
-    /// Transfer sizes in bytes, with K/M/G (default 4K to 1G).
+    /// Transfer sizes in bytes, with K/M/G, a list or START:END:STEP ranges (default 4K to 1G).
     #[arg(long = "size", value_delimiter = ',')]
     sizes: Vec<String>,
+    /// Folder of the results, one folder per GPU model inside.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
-    #[arg(long, default_value_t = 0)]
+    /// Which GPU, its index (one).
+    #[arg(long = "gpus", value_name = "INDEX", default_value = "0", value_parser = crate::args::one_gpu)]
     gpu: usize,
+    /// How to print the tables.
+    #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown"]))]
+    format: Format,
 }
 
 pub fn transfers(a: &TransfersArgs) -> Result<u8> {
@@ -236,30 +248,34 @@ pub fn transfers(a: &TransfersArgs) -> Result<u8> {
     let mut gpu = Gpu::open(a.gpu)?;
     eprintln!("host transfers on {} ({})", gpu.info.name, gpu.info.arch_name());
     let t = transfers::measure(&mut gpu, &sizes, env!("KERNEL_LAB_GIT"))?;
-    print!("{}", sections::transfers_table(&t, false));
+    let text = sections::transfers_table(&t, a.format.markdown());
     let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Transfers, &gpu.info, None, None, None));
     recorder.append(Record::Transfers(Box::new(t)))?;
-    if let Some(path) = recorder.finish(Vec::new())? {
-        println!("results: {}", path.display());
+    let path = recorder.finish(Vec::new())?;
+    out!("{text}");
+    if let Some(path) = path {
+        outln!("results: {}", path.display());
     }
     Ok(exit::OK)
 }
 
 #[derive(clap::Args)]
 pub struct MultiArgs {
-    /// Which GPUs, e.g. 0,1 (default: all the driver sees).
-    #[arg(long, value_delimiter = ',')]
+    /// Which GPUs, their indices, e.g. 0,1 (default: all the driver sees).
+    #[arg(long, value_name = "INDICES", value_delimiter = ',')]
     gpus: Vec<usize>,
-    /// Peer copy sizes in bytes, with K/M/G (default 4K to 1G).
+    /// Peer copy sizes in bytes, with K/M/G, a list or START:END:STEP ranges (default 4K to 1G).
     #[arg(long = "size", value_delimiter = ',')]
     sizes: Vec<String>,
     /// Largest collective, bytes with K/M/G (default 1G; sizes run from 8 B up by 4x).
     #[arg(long, default_value = "1G")]
     max_collective: String,
+    /// Folder of the results, one folder per GPU model inside.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
-    #[arg(long)]
-    markdown: bool,
+    /// How to print the tables.
+    #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown"]))]
+    format: Format,
 }
 
 pub fn multi(a: &MultiArgs) -> Result<u8> {
@@ -278,11 +294,13 @@ pub fn multi(a: &MultiArgs) -> Result<u8> {
     let mut gpus = ordinals.iter().map(|&o| Gpu::open(o)).collect::<Result<Vec<_>, _>>()?;
     eprintln!("several GPUs: {}", gpus.iter().map(|g| format!("{} ({})", g.info.name, g.info.ordinal)).collect::<Vec<_>>().join(", "));
     let m = multi::measure(&mut gpus, &copy_sizes, &collective_sizes)?;
-    print!("{}", sections::multi_tables(&m, a.markdown));
+    let text = sections::multi_tables(&m, a.format.markdown());
     let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Multi, &gpus[0].info, None, None, None));
     recorder.append(Record::Multi(Box::new(m)))?;
-    if let Some(path) = recorder.finish(Vec::new())? {
-        println!("results: {}", path.display());
+    let path = recorder.finish(Vec::new())?;
+    out!("{text}");
+    if let Some(path) = path {
+        outln!("results: {}", path.display());
     }
     Ok(exit::OK)
 }

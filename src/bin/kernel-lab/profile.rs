@@ -19,9 +19,11 @@ pub struct ProfileArgs {
     /// Launches inside NVTX ranges after the check.
     #[arg(long, default_value_t = 5)]
     launches: usize,
+    /// Seed of the random inputs.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    #[arg(long, default_value_t = 0)]
+    /// Which GPU, its index (one).
+    #[arg(long = "gpus", value_name = "INDEX", default_value = "0", value_parser = crate::args::one_gpu)]
     gpu: usize,
 }
 
@@ -29,7 +31,10 @@ pub fn profile(a: &ProfileArgs) -> Result<u8> {
     let spec = registry::by_name(&a.variant)?;
     let fam = families::of(spec)?;
     let shape = match &a.size {
-        Some(s) => families::parse_sizes(fam, std::slice::from_ref(s))?.remove(0),
+        Some(s) => match families::parse_sizes(fam, &crate::args::sizes(std::slice::from_ref(s))?)?.as_slice() {
+            [one] => one.clone(),
+            _ => return Err(LabError::Usage(format!("--size '{s}': profile takes one shape, not a range")).into()),
+        },
         None => fam.tune_sizes().remove(0),
     };
     if a.launches == 0 {

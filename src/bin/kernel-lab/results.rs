@@ -5,22 +5,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use kernel_lab::analysis::compare::{self, Basis, Row, Verdict};
-use kernel_lab::analysis::report::{self, new_table, Format};
+use kernel_lab::analysis::report::{self, data};
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
 use kernel_lab::facts::sheet;
 use kernel_lab::schema::entry::Entry;
 use kernel_lab::schema::stats::Interval;
+use kernel_lab::measure::families::shapes;
 use kernel_lab::LabError;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum FormatArg {
-    Table,
-    Markdown,
-    Csv,
-    Json,
-    Html,
-}
+use crate::args::{cells_csv, formats, say, table, Format};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum By {
@@ -32,10 +26,13 @@ pub enum By {
 
 #[derive(clap::Args)]
 pub struct ReportArgs {
-    /// Results folders or run files (default: results); each makes its own columns.
+    /// A results folder (or one run file); repeat it for several, each making its own columns.
+    #[arg(long = "results-dir", value_name = "DIR", default_value = "results")]
     paths: Vec<PathBuf>,
-    #[arg(long, value_enum, default_value = "table")]
-    format: FormatArg,
+    /// How to write it: a terminal table, Markdown, an HTML page, or tidy data (csv, json: one
+    /// row per measurement, the columns docs/results-format.md lists).
+    #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json", "html"]))]
+    format: Format,
     /// A price for performance per dollar, "GPU=USD" with a GPU of the sheet (repeatable);
     /// without one the sheet's launch price is used where it has one.
     #[arg(long = "price")]
@@ -71,7 +68,7 @@ fn parse_price(text: &str) -> Result<(String, f64)> {
 
 pub fn report(args: &ReportArgs) -> Result<u8> {
     let prices = args.prices.iter().map(|p| parse_price(p)).collect::<Result<Vec<_>>>()?;
-    let paths = if args.paths.is_empty() { vec![PathBuf::from("results")] } else { args.paths.clone() };
+    let paths = args.paths.clone();
     let by = args.by.group();
     let mut columns = Vec::new();
     for p in &paths {
@@ -84,13 +81,7 @@ pub fn report(args: &ReportArgs) -> Result<u8> {
     if columns.is_empty() {
         bail!(LabError::Results { path: paths[0].display().to_string(), msg: "holds no runs".into() });
     }
-    let format = match args.format {
-        FormatArg::Table => Format::Table,
-        FormatArg::Markdown => Format::Markdown,
-        FormatArg::Csv => Format::Csv,
-        FormatArg::Json => Format::Json,
-        FormatArg::Html => Format::Html,
-    };
+    let format = args.format;
     if args.plots.is_some() && format != Format::Markdown {
         bail!(LabError::Usage("--plots goes with --format markdown (the HTML page has its plots inline)".into()));
     }
@@ -104,33 +95,36 @@ pub fn report(args: &ReportArgs) -> Result<u8> {
             links.push_str(&format!("![{caption}]({})\n\n", path.display()));
         }
     }
-    print!("{}", report::side_by_side(&columns, format, &prices));
+    out!("{}", report::side_by_side(&columns, format.report(), &prices));
     if !links.is_empty() {
-        print!("\nPlots:\n\n{links}");
+        out!("\nPlots:\n\n{links}");
     }
     Ok(exit::OK)
 }
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// The earlier results: a run file, or a folder (for each entry of NEW, its newest entry of
-    /// the same key timed the same way).
-    base: PathBuf,
-    /// The later results, likewise.
-    new: PathBuf,
+    /// The earlier results: a run file, or a results or model folder (for each entry of the new
+    /// side, its newest entry of the same key timed the same way).
+    #[arg(long, value_name = "PATH", required_unless_present = "baseline", conflicts_with = "baseline")]
+    base: Option<PathBuf>,
+    /// The earlier results as a named baseline (`bench --save-baseline NAME`), found under
+    /// --results-dir.
+    #[arg(long, value_name = "NAME")]
+    baseline: Option<String>,
+    /// The later results: a run file or folder (default with --baseline: the newest entry of each
+    /// key of the baseline's GPU model under --results-dir).
+    #[arg(long, value_name = "PATH", required_unless_present = "baseline")]
+    new: Option<PathBuf>,
+    /// Where named baselines and the newest results are.
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
     /// A change this large (percent) with intervals apart is FASTER or SLOWER; any SLOWER exits 1.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, value_name = "PERCENT", default_value_t = 2.0)]
     threshold: f64,
-    #[arg(long, value_enum, default_value = "table")]
-    format: CompareFormat,
-}
-
-/// What a comparison is written as (rows of intervals: no CSV or HTML view of them yet).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum CompareFormat {
-    Table,
-    Markdown,
-    Json,
+    /// How to print the rows (the summary line goes to stderr with csv and json).
+    #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+    format: Format,
 }
 
 /// The entries under `path` (one GPU model's): with `all`, every run's, oldest run first (the
@@ -158,8 +152,11 @@ fn entries_of(path: &Path, all: bool) -> Result<Vec<Entry>> {
 
 /// The comparison as a terminal table or Markdown.
 pub fn compare_table(rows: &[Row], markdown: bool) -> String {
-    let mut t =
-        new_table(["family", "variant", "shape", "basis", "before", "after", "change", "verdict"].map(String::from).to_vec(), markdown);
+    comparison(rows, if markdown { Format::Markdown } else { Format::Table }).to_string()
+}
+
+fn comparison(rows: &[Row], format: Format) -> comfy_table::Table {
+    let mut t = table(&["family", "variant", "shape", "basis", "before", "after", "change", "verdict"], format);
     let show = |i: &Interval, basis: Basis| match basis {
         Basis::Point => format!("{:.4}", i.value),
         _ => format!("{:.4} [{:.4}, {:.4}]", i.value, i.low, i.high),
@@ -176,21 +173,39 @@ pub fn compare_table(rows: &[Row], markdown: bool) -> String {
             r.verdict.label().to_string(),
         ]);
     }
-    t.to_string()
+    t
 }
 
 pub fn compare(args: &CompareArgs) -> Result<u8> {
     if !(args.threshold.is_finite() && args.threshold >= 0.0) {
         bail!(LabError::Usage(format!("--threshold must be a percentage of 0 or more, not {}", args.threshold)));
     }
-    let (old, new) = (entries_of(&args.base, true)?, entries_of(&args.new, false)?);
-    let rows = compare::compare(&old, &new, args.threshold / 100.0);
+    let (base, new) = match (&args.baseline, &args.base, &args.new) {
+        (Some(name), _, new) => {
+            let base = store::find_baseline(&args.results_dir, name)?;
+            let new = match new {
+                Some(p) => p.clone(),
+                None => {
+                    // The baseline's own model folder: <dir>/<model>-<arch>/baselines/NAME.jsonl.
+                    let model = base.parent().and_then(Path::parent).map(Path::to_path_buf).unwrap_or_default();
+                    eprintln!("comparing baseline '{name}' ({}) with the newest results in {}", base.display(), model.display());
+                    model
+                }
+            };
+            (base, new)
+        }
+        (None, Some(b), Some(n)) => (b.clone(), n.clone()),
+        _ => bail!(LabError::Usage("compare: give --base PATH and --new PATH, or --baseline NAME".into())),
+    };
+    let (old, newer) = (entries_of(&base, true)?, entries_of(&new, false)?);
+    let rows = compare::compare(&old, &newer, args.threshold / 100.0);
     if rows.is_empty() {
-        bail!(LabError::Usage(format!("{} and {} have no entry in common", args.base.display(), args.new.display())));
+        bail!(LabError::Usage(format!("{} and {} have no entry in common", base.display(), new.display())));
     }
     match args.format {
-        CompareFormat::Json => println!("{}", serde_json::to_string_pretty(&rows)?),
-        f => println!("{}", compare_table(&rows, f == CompareFormat::Markdown)),
+        Format::Json => outln!("{}", serde_json::to_string_pretty(&rows)?),
+        Format::Csv => out!("{}", cells_csv(&comparison(&rows, Format::Csv))),
+        f => outln!("{}", comparison(&rows, f)),
     }
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let summary = format!(
@@ -201,11 +216,8 @@ pub fn compare(args: &CompareArgs) -> Result<u8> {
         count(Verdict::Same),
         count(Verdict::Unjudged)
     );
-    // JSON on stdout stays one document; the summary goes beside it.
-    match args.format {
-        CompareFormat::Json => eprintln!("{summary}"),
-        _ => println!("{summary}"),
-    }
+    // JSON or CSV on stdout stays one document; the summary goes beside it.
+    say(args.format, &summary)?;
     Ok(if count(Verdict::Slower) > 0 { exit::FAILED } else { exit::OK })
 }
 
@@ -213,40 +225,66 @@ pub fn compare(args: &CompareArgs) -> Result<u8> {
 pub struct HistoryArgs {
     /// A variant (or a baseline's name, e.g. "cuBLAS SGEMM").
     variant: String,
-    /// Only this shape, as tables show it (e.g. 4096x4096x4096).
-    #[arg(long)]
-    shape: Option<String>,
+    /// Only these shapes, in any spelling --size takes (4096 is 4096x4096x4096 for a GEMM, 1G is
+    /// 1024 MiB), a list, or START:END:STEP ranges; or as tables show them.
+    #[arg(long = "shape", value_delimiter = ',')]
+    shapes: Vec<String>,
+    /// Where the runs are.
     #[arg(long, default_value = "results")]
     results_dir: PathBuf,
-    #[arg(long)]
-    markdown: bool,
+    /// How to print it (csv and json: one row per measurement, as `report` writes them).
+    #[arg(long, default_value = "table", value_parser = formats(&["table", "markdown", "csv", "json"]))]
+    format: Format,
 }
 
 pub fn history(args: &HistoryArgs) -> Result<u8> {
+    let wanted = crate::args::sizes(&args.shapes)?;
     let runs = store::read(std::slice::from_ref(&args.results_dir))?;
-    let mut t = new_table(
-        ["date", "commit", "card", "shape", "kind", "rate", "vs baseline", "regime", "MHz", "status"].map(String::from).to_vec(),
-        args.markdown,
-    );
-    let mut rows: Vec<(&str, &str, String, &Entry)> = runs
+    let mut rows: Vec<(&kernel_lab::schema::run::Run, &Entry)> = runs
         .iter()
-        .flat_map(|r| r.entries().map(move |e| (r.header.run.date.as_str(), r.header.run.git_commit.as_str(), r.header.device.card(), e)))
-        .filter(|(_, _, _, e)| e.variant == args.variant && args.shape.as_ref().is_none_or(|s| *s == e.shape))
+        .flat_map(|r| r.entries().map(move |e| (r, e)))
+        .filter(|(_, e)| e.variant == args.variant || e.label() == args.variant)
         .collect();
     if rows.is_empty() {
         bail!(LabError::Usage(format!("no run under {} measured '{}'", args.results_dir.display(), args.variant)));
     }
-    rows.sort_by(|a, b| (a.3.shape.as_str(), a.0).cmp(&(b.3.shape.as_str(), b.0)));
-    for (date, commit, card, e) in rows {
+    if !wanted.is_empty() {
+        let mut shown: Vec<String> = rows.iter().map(|(_, e)| e.shape.clone()).collect();
+        shown.sort();
+        shown.dedup();
+        rows.retain(|(_, e)| wanted.iter().any(|w| shapes::matches(w, &e.dims, &e.shape)));
+        if rows.is_empty() {
+            bail!(LabError::Usage(format!(
+                "'{}' was measured under {}, but not at {} (its shapes: {})",
+                args.variant,
+                args.results_dir.display(),
+                args.shapes.join(", "),
+                shown.join(", ")
+            )));
+        }
+    }
+    rows.sort_by(|a, b| (a.1.shape.as_str(), a.0.header.run.date.as_str()).cmp(&(b.1.shape.as_str(), b.0.header.run.date.as_str())));
+    if args.format.data() {
+        let dir = args.results_dir.display().to_string();
+        let data: Vec<data::Row> =
+            rows.iter().map(|(r, e)| data::row(&dir, Some(&r.header.run), &r.header.device, &r.header.device.card(), e)).collect();
+        match args.format {
+            Format::Csv => out!("{}", data::to_csv(&data::COLUMNS, &data)),
+            _ => out!("{}", data::to_json(&data)),
+        }
+        return Ok(exit::OK);
+    }
+    let mut t = table(&["date", "commit", "card", "shape", "kind", "rate", "vs baseline", "regime", "MHz", "status"], args.format);
+    for (run, e) in rows {
         let ratio = match (&e.paired, e.vs_baseline) {
             (Some(p), _) => format!("{:.3}x [{:.3}, {:.3}]", p.ratio.value, p.ratio.low, p.ratio.high),
             (None, Some(r)) => format!("{r:.3}x"),
             _ => "-".into(),
         };
         t.add_row(vec![
-            date.to_string(),
-            commit.to_string(),
-            card,
+            run.header.run.date.clone(),
+            run.header.run.git_commit.clone(),
+            run.header.device.card(),
             e.shape.clone(),
             format!("{:?}", e.kind).to_lowercase(),
             e.rate.map(|r| format!("{r:.4} {}", e.unit.label())).unwrap_or_else(|| "-".into()),
@@ -256,6 +294,6 @@ pub fn history(args: &HistoryArgs) -> Result<u8> {
             format!("{:?}", e.status).to_lowercase(),
         ]);
     }
-    println!("{t}");
+    outln!("{t}");
     Ok(exit::OK)
 }

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
+use kernel_lab::analysis::report::data as report_data;
 use kernel_lab::analysis::report::run::{bench_tables, verify_table};
 use kernel_lab::analysis::store::{self, Group, Recorder};
 use kernel_lab::error::exit;
@@ -18,12 +19,15 @@ use kernel_lab::schema::entry::{Entry, Status};
 use kernel_lab::schema::run::{Record, Regime, RunKind};
 use kernel_lab::LabError;
 
+use crate::args::{say, Format};
+
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// A family, a variant (its whole name picks it alone), or part of variant names; several,
     /// comma-separated, for their union.
     filter: Option<String>,
-    /// Problem sizes, the family's syntax (sgemm: N or MxNxK; memory: bytes, with K/M/G).
+    /// Problem sizes, the family's syntax (sgemm: N or MxNxK; memory: bytes, with K/M/G), a
+    /// list, and START:END:STEP ranges in any dimension (1024:4096:1024 is 1024,2048,3072,4096).
     #[arg(long = "size", value_delimiter = ',')]
     sizes: Vec<String>,
     /// Named shape sets (sgemm: square, odd, bert, resnet); only families that have one run.
@@ -35,8 +39,8 @@ pub struct RunArgs {
     /// Seed of the run's random inputs (default: drawn from the clock, and printed).
     #[arg(long)]
     seed: Option<u64>,
-    /// Which GPU.
-    #[arg(long, default_value_t = 0)]
+    /// Which GPU, its index as `kernel-lab devices` numbers them (one: a run drives one GPU).
+    #[arg(long = "gpus", value_name = "INDEX", default_value = "0", value_parser = crate::args::one_gpu)]
     gpu: usize,
     /// Seconds one variant at one shape may run before it is stopped and recorded as hung
     /// (default: each variant's own limit, from its work; see the README).
@@ -69,7 +73,7 @@ impl RunArgs {
         }
         Ok(Options {
             filter: self.filter.clone(),
-            sizes: self.sizes.clone(),
+            sizes: crate::args::sizes(&self.sizes)?,
             suites: self.suites.clone(),
             quick: self.quick,
             fuzz,
@@ -118,18 +122,23 @@ impl RunArgs {
 }
 
 /// Exit status: 0 when nothing failed (skips are not failures), 1 otherwise.
-fn summarise(entries: &[Entry]) -> u8 {
+fn summarise(entries: &[Entry], format: Format) -> Result<u8> {
     let count = |s: Status| entries.iter().filter(|e| e.status == s).count();
     let (ok, failed, skipped) = (count(Status::Ok), count(Status::Failed), count(Status::Skipped));
-    println!("{ok} passed, {failed} failed, {skipped} skipped");
-    if failed > 0 {
-        exit::FAILED
-    } else {
-        exit::OK
+    say(format, &format!("{ok} passed, {failed} failed, {skipped} skipped"))?;
+    Ok(if failed > 0 { exit::FAILED } else { exit::OK })
+}
+
+/// Entries as tidy rows (`report`'s columns), measured on `dev` in the run `header` describes.
+fn data(entries: &[Entry], dev: &DeviceInfo, run: Option<&kernel_lab::schema::run::RunInfo>, dir: &str, format: Format) -> String {
+    let rows: Vec<_> = entries.iter().map(|e| report_data::row(dir, run, dev, &dev.card(), e)).collect();
+    match format {
+        Format::Csv => report_data::to_csv(&report_data::COLUMNS, &rows),
+        _ => report_data::to_json(&rows),
     }
 }
 
-pub fn verify(args: &RunArgs, fuzz: Option<usize>) -> Result<u8> {
+pub fn verify(args: &RunArgs, fuzz: Option<usize>, format: Format) -> Result<u8> {
     let opts = args.options(false, fuzz)?;
     let seed = args.seed.unwrap_or_else(clock_seed);
     let plans = plan::plan(&opts, seed)?;
@@ -144,24 +153,27 @@ pub fn verify(args: &RunArgs, fuzz: Option<usize>) -> Result<u8> {
     // A fuzzed run has thousands of checks: the table shows those that did not pass.
     let shown: Vec<Entry> =
         if fuzz.is_some() { entries.iter().filter(|e| e.status == Status::Failed).cloned().collect() } else { entries.clone() };
-    if !shown.is_empty() {
-        println!("{}", verify_table(&shown));
+    if format.data() {
+        out!("{}", data(&shown, &dev, None, "", format));
+    } else if !shown.is_empty() {
+        outln!("{}", verify_table(&shown));
     }
     if fuzz.is_some() {
         for p in &plans {
             let name = p.family.info().name;
             let mine: Vec<&Entry> = entries.iter().filter(|e| e.family == name).collect();
             let n = |s: Status| mine.iter().filter(|e| e.status == s).count();
-            println!(
+            let line = format!(
                 "{name}: {} shapes, {} passed, {} failed, {} skipped",
                 p.shapes.len(),
                 n(Status::Ok),
                 n(Status::Failed),
                 n(Status::Skipped)
             );
+            say(format, &line)?;
         }
     }
-    Ok(summarise(&entries))
+    summarise(&entries, format)
 }
 
 /// How a bench is timed.
@@ -184,7 +196,11 @@ enum RegimeArg {
     Hot,
 }
 
-pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, markdown: bool) -> Result<u8> {
+pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, save_baseline: Option<&str>) -> Result<u8> {
+    if let Some(name) = save_baseline {
+        // A bad name is refused before the run, not after it.
+        store::check_baseline_name(name)?;
+    }
     let mut opts = args.options(true, None)?;
     opts.regime = match timing.regime {
         RegimeArg::Sustained => Regime::Sustained,
@@ -212,6 +228,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, markdown: bool) ->
         100.0 * policy.target
     );
     let header = store::new_header(RunKind::Bench, &dev, Some(seed), Some(policy), args.hang_limit);
+    let run_info = header.run.clone();
     let mut recorder = Recorder::new(dir, header);
     let mut entries = Vec::new();
     let measured = args.execute(&plan::jobs(&plans, &opts, seed), &dev, &mut |e| {
@@ -221,25 +238,49 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, markdown: bool) ->
     });
     // What was measured is on disk whatever happened; an error still ends the run with it.
     let phases = measured?;
-    print!("{}", bench_tables(&entries, false));
-    if markdown {
-        print!("{}", bench_tables(&entries, true));
-    }
-    for n in runner::notes(&plans, &entries, &dev) {
-        println!("{n}");
-        recorder.append(Record::Note { text: n })?;
-    }
-    if let Some(prev) = &before {
-        print!("{}", changes(&prev.entries, &entries, markdown));
+    // The notes are recorded before anything is printed: a reader that closes stdout early
+    // (`bench | head`) ends the printing, not the run's record.
+    let notes = runner::notes(&plans, &entries, &dev);
+    for n in &notes {
+        recorder.append(Record::Note { text: n.clone() })?;
     }
     let list = phases.list();
     let total: f64 = list.iter().map(|p| p.1).sum();
     let parts: Vec<String> = list.iter().map(|(n, s)| format!("{n} {s:.1} s")).collect();
-    println!("{} entries in {total:.0} s: {}", entries.len(), parts.join(", "));
-    if let Some(path) = recorder.finish(list)? {
-        println!("results: {}", path.display());
+    let list = phases.list();
+    let total: f64 = list.iter().map(|p| p.1).sum();
+    let parts: Vec<String> = list.iter().map(|(n, s)| format!("{n} {s:.1} s")).collect();
+    let path = recorder.finish(list)?;
+    let saved = match (save_baseline, &path) {
+        (Some(name), Some(p)) => Some(store::save_baseline(p, name)?),
+        _ => None,
+    };
+    if format.data() {
+        out!("{}", data(&entries, &dev, Some(&run_info), &dir.display().to_string(), format));
+    } else {
+        out!("{}", bench_tables(&entries, format.markdown()));
     }
-    Ok(summarise(&entries))
+    for n in &notes {
+        say(format, n)?;
+    }
+    if let Some(prev) = &before {
+        let text = changes(&prev.entries, &entries, format.markdown());
+        if !text.is_empty() {
+            say(format, text.trim_end())?;
+        }
+    }
+    say(format, &format!("{} entries in {total:.0} s: {}", entries.len(), parts.join(", ")))?;
+    if let Some(p) = &path {
+        say(format, &format!("results: {}", p.display()))?;
+    }
+    match (save_baseline, &saved) {
+        (Some(name), Some(b)) => {
+            say(format, &format!("baseline '{name}': {} (compare with: kernel-lab compare --baseline {name})", b.display()))?
+        }
+        (Some(name), None) => eprintln!("nothing was measured: no baseline '{name}' saved"),
+        _ => {}
+    }
+    summarise(&entries, format)
 }
 
 /// Each entry's change against the newest earlier measurement of the same key, where there is one.

@@ -131,6 +131,72 @@ pub fn parse_count(text: &str, what: &str) -> Result<u64, String> {
     Ok(v)
 }
 
+/// The most sizes one `--size` range may stand for: a typo in a step (1:4096:1) should be an
+/// error, not hours of benchmarking.
+pub const MAX_RANGE: usize = 4096;
+
+/// `--size` values with their ranges expanded: each dimension of a value ("4096", "1024x512x256",
+/// "256M") may be START:END:STEP, every value from START up to END (included where the steps land
+/// on it) by STEP, as CUTLASS's profiler takes them; a value with several ranged dimensions stands
+/// for every combination, the last dimension varying fastest. "1024:4096:1024" is 1024, 2048,
+/// 3072, 4096; "4096x1024:2048:1024x4096" is 4096x1024x4096 and 4096x2048x4096. A value without a
+/// range is passed on as written, for its family's parser (`Shapes::parse`) to judge, so every
+/// command that takes sizes takes the same spellings and refuses the same ones.
+pub fn expand(texts: &[String]) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for text in texts {
+        if !text.contains(':') {
+            out.push(text.clone());
+            continue;
+        }
+        let mut combos: Vec<String> = vec![String::new()];
+        for (i, part) in text.split('x').enumerate() {
+            let values = range(part.trim(), text)?;
+            if combos.len() * values.len() > MAX_RANGE {
+                return Err(format!("--size '{text}' stands for over {MAX_RANGE} sizes"));
+            }
+            combos = combos.iter().flat_map(|c| values.iter().map(move |v| if i == 0 { v.clone() } else { format!("{c}x{v}") })).collect();
+        }
+        out.extend(combos);
+    }
+    Ok(out)
+}
+
+/// One dimension of a `--size` value: a count as written, or START:END:STEP expanded.
+fn range(part: &str, whole: &str) -> Result<Vec<String>, String> {
+    let bounds: Vec<&str> = part.split(':').collect();
+    let [start, end, step] = bounds.as_slice() else {
+        if bounds.len() == 1 {
+            return Ok(vec![part.to_string()]);
+        }
+        return Err(format!("--size '{whole}': a range is START:END:STEP, e.g. 1024:4096:1024"));
+    };
+    let what = |w: &str| format!("range {w} in --size '{whole}'");
+    let (start, end, step) = (parse_count(start, &what("start"))?, parse_count(end, &what("end"))?, parse_count(step, &what("step"))?);
+    if end < start {
+        return Err(format!("--size '{whole}': the range ends ({end}) before it starts ({start})"));
+    }
+    if (end - start) / step >= MAX_RANGE as u64 {
+        return Err(format!("--size '{whole}' stands for over {MAX_RANGE} sizes"));
+    }
+    Ok((0..=(end - start) / step).map(|i| (start + i * step).to_string()).collect())
+}
+
+/// Whether a shape written as `text`, in any spelling `--size` takes, is `dims`, without knowing
+/// the family: "4096" is 4096x4096x4096 (or 4096x4096, or 4096 bytes), "4Kx4096x4K" is
+/// 4096x4096x4096, "1G" is 1024 MiB; the table's own label ("1024 MiB+12 B") matches too.
+pub fn matches(text: &str, dims: &[u64], label: &str) -> bool {
+    let squash = |s: &str| s.chars().filter(|c| !c.is_whitespace()).collect::<String>().to_lowercase();
+    if squash(text) == squash(label) {
+        return true;
+    }
+    let Ok(nums) = text.split('x').map(|p| parse_count(p, "size")).collect::<Result<Vec<u64>, _>>() else { return false };
+    match nums.as_slice() {
+        [n] => !dims.is_empty() && dims.iter().all(|d| d == n),
+        _ => nums == dims,
+    }
+}
+
 /// "1024 MiB", "1024 MiB+12 B": array sizes as the tables show them.
 pub fn bytes_label(b: u64) -> String {
     match (b / MIB, b % MIB) {
