@@ -11,7 +11,9 @@ use crate::error::{LabError, Result};
 use crate::facts::manifest::Config;
 use crate::gpu::availability;
 use crate::gpu::registry::{self, VariantSpec};
-use crate::schema::run::{Policy, Regime};
+use crate::schema::device::DeviceInfo;
+use crate::schema::entry::{Entry, Kind};
+use crate::schema::run::{Policy, Regime, Run, RunKind};
 use crate::schema::tuning::TuneRecord;
 
 /// What to run.
@@ -210,4 +212,77 @@ pub fn launch_of(subject: &Subject, spec: Option<&VariantSpec>, sm: u32) -> Opti
         Subject::Tuned { config, .. } => availability::configuration(spec, config, Some(sm)).ok(),
         _ => Some(spec.launch),
     }
+}
+
+/// Whether `entry` is what `subject` of `step` (of `family`) measures: the same family, shape,
+/// inputs and subject (a tuned subject in the same configuration).
+pub fn holds(entry: &Entry, family: &str, step: &Step, subject: &Subject) -> bool {
+    if entry.family != family || entry.dims != step.dims || entry.seed != step.seed {
+        return false;
+    }
+    match subject {
+        Subject::Baseline => entry.kind == Kind::Baseline,
+        Subject::VendorBest => entry.kind == Kind::VendorBest,
+        Subject::Variant { name } => entry.kind == Kind::Variant && entry.variant == *name,
+        Subject::Tuned { name, config, .. } => entry.kind == Kind::Tuned && entry.variant == *name && entry.config.as_ref() == Some(config),
+    }
+}
+
+/// What a resumed bench still runs: `jobs` less the subjects whose entries `held` (the run file
+/// being resumed) already has. A step that is all held goes, and a job with no step left. Where a
+/// step is partly held, its baseline (and cuBLASLt's best, where a variant remains) is measured
+/// again even if held: the subjects after it are timed in pairs with it, and a pair needs both
+/// halves in one process.
+pub fn resume(jobs: Vec<Job>, held: &[Entry]) -> Vec<Job> {
+    jobs.into_iter()
+        .filter_map(|mut job| {
+            let family = job.family.clone();
+            job.steps.retain_mut(|step| {
+                let is_held: Vec<bool> = step.subjects.iter().map(|s| held.iter().any(|e| holds(e, &family, step, s))).collect();
+                let open = |keep: &dyn Fn(&Subject) -> bool| step.subjects.iter().zip(&is_held).any(|(s, h)| !h && keep(s));
+                let pairs_baseline = open(&|s| *s != Subject::Baseline);
+                let pairs_vendor = open(&|s| matches!(s, Subject::Variant { .. } | Subject::Tuned { .. }));
+                let mut i = 0;
+                step.subjects.retain(|s| {
+                    let keep = !is_held[i] || (*s == Subject::Baseline && pairs_baseline) || (*s == Subject::VendorBest && pairs_vendor);
+                    i += 1;
+                    keep
+                });
+                is_held.iter().any(|h| !h)
+            });
+            (!job.steps.is_empty()).then_some(job)
+        })
+        .collect()
+}
+
+/// The seed a bench resuming `run` runs with, where `run` can be resumed by a bench on `device`
+/// timed with `policy`: a bench run of the same GPU model, cut short, whose seed and policy the
+/// resumed part shares (`seed`, a `--seed` given, must be the run's own).
+pub fn resumable(run: &Run, device: &DeviceInfo, seed: Option<u64>, policy: &Policy) -> Result<u64> {
+    let path = run.path.display();
+    let h = &run.header;
+    let bad = |msg: String| Err(LabError::Usage(format!("--resume {path}: {msg}")));
+    if h.run.kind != RunKind::Bench {
+        return bad(format!("a {} run, not a bench", serde_json::to_string(&h.run.kind).unwrap_or_default().trim_matches('"')));
+    }
+    if run.complete {
+        return bad("the run finished (it has its end record): nothing to resume".into());
+    }
+    if h.device.slug() != device.slug() {
+        return bad(format!(
+            "measured on {} ({}), and this GPU is {} ({})",
+            h.device.name,
+            h.device.arch_name(),
+            device.name,
+            device.arch_name()
+        ));
+    }
+    let Some(own) = h.run.seed else { return bad("the run has no seed, so its inputs cannot be drawn again".into()) };
+    if seed.is_some_and(|s| s != own) {
+        return bad(format!("the run's seed is {own}; leave --seed out or give that one"));
+    }
+    if h.run.policy.as_ref() != Some(policy) {
+        return bad("the run was timed another way (regime, --target or --quick differ): resume it with its own options".into());
+    }
+    Ok(own)
 }

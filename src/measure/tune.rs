@@ -5,7 +5,9 @@
 //! Each survivor runs in a child process (`kernel-lab tune-candidate`): NVRTC compiles it for
 //! this GPU, it is checked for launchability, verified, and timed. A child that crashes or hangs
 //! is recorded as such and the search goes on; each candidate is handed on as it finishes, so
-//! nothing measured is lost. The fastest few are then re-timed head to head.
+//! nothing measured is lost, and a later search takes it from the cache (`tune_cache`) instead of
+//! measuring it again. A strategy (`strategy`) picks the order. The fastest few are then re-timed
+//! head to head.
 
 use std::path::Path;
 use std::process::Command;
@@ -17,14 +19,17 @@ use super::child::{Child, Line, Next};
 use super::families::{self, Shape};
 use super::plan::Subject;
 use super::runner;
+pub use super::strategy::Strategy;
+use super::strategy::{self, Space};
 use super::timing::Timer;
+use super::tune_cache::{self, Cache};
 use crate::error::Result;
 use crate::gpu::availability;
 use crate::gpu::device::Gpu;
 use crate::gpu::registry::{Config, VariantSpec};
 use crate::schema::device::DeviceInfo;
 use crate::schema::entry::Status;
-use crate::schema::run::Policy;
+use crate::schema::run::{Policy, Run};
 use crate::schema::tuning::{Candidate, CandidateStatus, TuneRecord};
 
 /// A candidate's process is killed after this long.
@@ -56,20 +61,21 @@ pub fn space(spec: &VariantSpec, only: &[(String, Vec<i64>)]) -> Vec<Config> {
     out
 }
 
-/// The order a search tries `runnable` (the manifest's configuration first): that one as the
-/// reference point, then `previous` (an earlier search's pick, where it is still in the space),
-/// then the rest in a seeded random order, so a budget that ends the search early still samples
-/// the whole space and never loses the earlier pick untried.
-pub fn order(mut runnable: Vec<Config>, seed: u64, previous: Option<&Config>) -> Vec<Config> {
-    if runnable.len() > 2 {
-        use rand::{seq::SliceRandom, SeedableRng};
-        runnable[1..].shuffle(&mut rand::rngs::SmallRng::seed_from_u64(seed));
-    }
-    if let Some(at) = previous.and_then(|p| runnable.iter().skip(1).position(|c| c == p)) {
-        let p = runnable.remove(at + 1);
-        runnable.insert(1, p);
-    }
-    runnable
+/// Where a search starts in `space` (the runnable configurations, the manifest's first): the
+/// manifest's configuration as the reference point, then `previous` (an earlier search's pick,
+/// where it is still in the space), so a shorter search cannot replace it with a worse one untried.
+pub fn first_picks(space: &Space, previous: Option<&Config>) -> Vec<usize> {
+    std::iter::once(Some(0)).chain([previous.and_then(|p| space.index_of(p))]).flatten().filter(|&i| i < space.len()).collect()
+}
+
+/// The order the random strategy tries `runnable` (the manifest's configuration first): the
+/// first picks, then the rest in a seeded random order, so a budget that ends the search early
+/// still samples the whole space.
+pub fn order(runnable: Vec<Config>, seed: u64, previous: Option<&Config>) -> Vec<Config> {
+    let space = Space::new(runnable);
+    let first = first_picks(&space, previous);
+    let trace = strategy::drive::<()>(Strategy::Random, &space, &first, seed, &mut |_| true, &mut |_| Ok(None)).unwrap_or_default();
+    trace.into_iter().map(|e| space.configs[e.index].clone()).collect()
 }
 
 /// Ok when the configuration may launch on a GPU of `sm`: `availability::configuration`.
@@ -151,12 +157,25 @@ pub struct Search<'a> {
     pub git_commit: &'a str,
     /// `--only`'s lists (see `space`).
     pub only: &'a [(String, Vec<i64>)],
+    pub strategy: Strategy,
+    /// The runs of this GPU model whose candidates make the cache (none with `--fresh`).
+    pub cache: &'a [Run],
 }
 
 impl Search<'_> {
     /// Runs one candidate in a child process. A crash, a hang or unreadable output becomes a
     /// `Crashed` candidate with the end of the child's stderr.
     fn child(&self, spec: &VariantSpec, shape: &Shape, config: &Config, seed: u64, full: bool) -> Candidate {
+        // A candidate that crashed, did not compile or was ruled out by the shape carries the hash
+        // of what it would compile all the same, so the cache spares the next search its cost.
+        let mut c = self.child_run(spec, shape, config, seed, full);
+        if c.hash.is_none() {
+            c.hash = crate::gpu::jit::hash(spec, config, self.device.sm()).ok();
+        }
+        c
+    }
+
+    fn child_run(&self, spec: &VariantSpec, shape: &Shape, config: &Config, seed: u64, full: bool) -> Candidate {
         let crashed = |why: String| Candidate { status: CandidateStatus::Crashed, ..rejected(config, why) };
         let json = serde_json::to_string(config).expect("a config serialises");
         let mut cmd = Command::new(self.exe);
@@ -197,7 +216,8 @@ impl Search<'_> {
     }
 
     /// Searches `spec` at `shape` within `budget_s`, trying `previous` (an earlier search's pick)
-    /// right after the manifest's configuration; `tried` gets each candidate as it finishes.
+    /// right after the manifest's configuration; `tried` gets each candidate measured as it
+    /// finishes. Candidates run in child processes on the GPU.
     pub fn run(
         &self,
         spec: &'static VariantSpec,
@@ -205,6 +225,25 @@ impl Search<'_> {
         label: &str,
         previous: Option<&Config>,
         tried: &mut dyn FnMut(&Candidate) -> Result<()>,
+    ) -> Result<TuneRecord> {
+        let sm = self.device.sm();
+        let mut child = |config: &Config, seed: u64, full: bool| self.child(spec, shape, config, seed, full);
+        let hash = |config: &Config| crate::gpu::jit::hash(spec, config, sm).ok();
+        self.run_with(spec, shape, label, previous, tried, &mut child, &hash)
+    }
+
+    /// `run` with what measures a candidate (`measure(config, seed, full policy)`) and what
+    /// hashes a configuration given, so a test runs the search, cache included, on the CPU.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_with(
+        &self,
+        spec: &'static VariantSpec,
+        shape: &Shape,
+        label: &str,
+        previous: Option<&Config>,
+        tried: &mut dyn FnMut(&Candidate) -> Result<()>,
+        measure: &mut dyn FnMut(&Config, u64, bool) -> Candidate,
+        hash: &dyn Fn(&Config) -> Option<String>,
     ) -> Result<TuneRecord> {
         let all = space(spec, self.only);
         let sm = self.device.sm();
@@ -236,27 +275,52 @@ impl Search<'_> {
                 },
             }
         }
-        let runnable = order(runnable, self.seed, previous);
-        let bar = ProgressBar::new((runnable.len() + self.top * ROUNDS) as u64);
+        let space = Space::new(runnable);
+        let first = first_picks(&space, previous);
+        let cache = Cache::new(self.cache, &spec.name, label);
+        let bar = ProgressBar::new((space.len() + self.top * ROUNDS) as u64);
         bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}").unwrap());
         bar.set_message(format!("{} {label}", spec.name));
         let start = Instant::now();
-        for (i, config) in runnable.iter().enumerate() {
+        let (measured, cached) = (std::cell::Cell::new(0usize), std::cell::Cell::new(0usize));
+        let mut more = |evals: &[strategy::Eval]| {
             // The budget covers the head-to-head too: the search stops while the finalists'
-            // re-runs, at the candidates' mean time so far, still fit.
+            // re-runs, at the measured candidates' mean time so far, still fit. Cached candidates
+            // cost nothing.
             let spent = start.elapsed().as_secs_f64();
-            let finals = spent / i.max(1) as f64 * (self.top.min(i) * ROUNDS) as f64;
-            if i > 0 && spent + finals > self.budget_s {
+            let finals = spent / measured.get().max(1) as f64 * (self.top.min(evals.len()) * ROUNDS) as f64;
+            let go = measured.get() == 0 || spent + finals <= self.budget_s;
+            if !go && evals.len() < space.len() {
                 bar.suspend(|| {
-                    eprintln!("{}: budget of {} s reached after {i} of {} candidates", spec.name, self.budget_s, runnable.len())
+                    eprintln!("{}: budget of {} s reached after {} of {} candidates", spec.name, self.budget_s, evals.len(), space.len())
                 });
-                break;
             }
-            let c = self.child(spec, shape, config, self.seed.wrapping_add(i as u64), false);
+            go
+        };
+        let mut eval = |i: usize| -> Result<Option<f64>> {
+            let config = &space.configs[i];
+            let hit = if cache.is_empty() { None } else { hash(config).and_then(|h| cache.get(config, &h)).cloned() };
+            let c = match hit {
+                Some(c) => {
+                    cached.set(cached.get() + 1);
+                    c
+                }
+                None => {
+                    let c = measure(config, self.seed.wrapping_add(rec.candidates.len() as u64), false);
+                    measured.set(measured.get() + 1);
+                    tried(&c)?;
+                    c
+                }
+            };
             rec.tried += 1;
-            tried(&c)?;
+            let score = tune_cache::score(&c);
             rec.candidates.push(c);
             bar.inc(1);
+            Ok(score)
+        };
+        strategy::drive(self.strategy, &space, &first, self.seed, &mut more, &mut eval)?;
+        if cached.get() > 0 {
+            bar.suspend(|| eprintln!("{}: {} of {} candidates from the cache", spec.name, cached.get(), rec.tried));
         }
         // Ranked by rate, not time: a constant may change the declared work (the peak family's
         // CHAINS), and then the fastest launch is not the fastest configuration.
@@ -273,7 +337,7 @@ impl Search<'_> {
         for round in 0..ROUNDS {
             for (i, (c, medians)) in scores.iter_mut().enumerate() {
                 let seed = self.seed.wrapping_add(1_000_000 + (round * 100 + i) as u64);
-                let again = self.child(spec, shape, &c.config, seed, true);
+                let again = measure(&c.config, seed, true);
                 if again.status == CandidateStatus::Ok {
                     medians.push(again.median_ms.unwrap_or(f64::INFINITY));
                     *c = Candidate { median_ms: c.median_ms, ..again };
