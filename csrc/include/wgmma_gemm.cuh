@@ -109,50 +109,39 @@
 // the kernel, takes 13.5k cycles, and tensor_07 runs 0.89x cuBLAS at 4096^3 against 0.92x.
 #pragma once
 #include "pad_rows.cuh"
-#include "wgmma.cuh"
 
+#include "hopper_mma.cuh"
+#include "hopper_ring.cuh"
+#include "hopper_tma.cuh"
+#ifndef PROMOTE
+#define PROMOTE 0
+#endif
 #if PREC == LAB_FP16_F32ACC
-#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32.f16.f16"
-#define LAB_TAIL "p, 1, 1, 0, 1"  // scale-d, scale A and B by 1, A as stored, B transposed
+typedef lab_fp16 lab_prec;
 #define LAB_B_KMAJOR 0
 #define LAB_ELEM 2
 #elif PREC == LAB_BF16_F32ACC
-#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k16.f32.bf16.bf16"
-#define LAB_TAIL "p, 1, 1, 0, 1"
+typedef lab_bf16 lab_prec;
 #define LAB_B_KMAJOR 0
 #define LAB_ELEM 2
 #elif PREC == LAB_TF32
-#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k8.f32.tf32.tf32"
-#define LAB_TAIL "p, 1, 1"
+typedef lab_tf32 lab_prec;
 #define LAB_B_KMAJOR 1
 #define LAB_ELEM 4
 #elif PREC == LAB_FP8_F32ACC
-#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k32.f32.e4m3.e4m3"
-#define LAB_TAIL "p, 1, 1"
+typedef lab_fp8<PROMOTE> lab_prec;
 #define LAB_B_KMAJOR 1
 #define LAB_ELEM 1
 #elif PREC == LAB_INT8
-#define LAB_MMA(n) "wgmma.mma_async.sync.aligned.m64n" #n "k32.s32.s8.s8"
-#define LAB_TAIL "p"
+typedef lab_int8 lab_prec;
 #define LAB_B_KMAJOR 1
 #define LAB_ELEM 1
 #else
 #error "PREC: a wgmma LAB_* precision of lab.h (fp16 -> fp32, bf16, tf32, fp8, int8)"
 #endif
-#if PREC == LAB_INT8
-typedef int lab_acc;
-typedef int2 lab_acc2;
-typedef int4 lab_acc4;
-#define LAB_C LAB_R
-#else
-typedef float lab_acc;
-typedef float2 lab_acc2;
-typedef float4 lab_acc4;
-#define LAB_C LAB_F
-#endif
-#ifndef PROMOTE
-#define PROMOTE 0
-#endif
+typedef lab_prec::acc lab_acc;
+typedef lab_prec::acc2 lab_acc2;
+typedef lab_prec::acc4 lab_acc4;
 #ifndef CLUSTER_Y
 #define CLUSTER_Y 1
 #endif
@@ -234,168 +223,6 @@ static_assert(STREAMK_HELPERS == 0 || STREAMK, "the last wave's helpers: a strea
 static_assert(OWNER_UNIT == 0 || (STREAMK_HELPERS && STREAMK_FIRST), "the own block's piece placed among the units: the helpers' split, pieces first");
 static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
 
-
-__device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
-            lab_smem_addr(smem)),
-        "l"(map), "r"(c0), "r"(c1), "r"(lab_smem_addr(bar))
-        : "memory");
-}
-
-__device__ __forceinline__ void lab_tma_load_3d(void* smem, const lab_tma* map, int c0, int c1, int c2, uint64_t* bar) {
-    asm volatile(
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4}], [%5];\n" ::"r"(
-            lab_smem_addr(smem)),
-        "l"(map), "r"(c0), "r"(c1), "r"(c2), "r"(lab_smem_addr(bar))
-        : "memory");
-}
-
-// The same box into the same offset of every block of the cluster (mask: one bit a block), each
-// block's mbarrier at `bar`'s offset told of the bytes it received.
-__device__ __forceinline__ void lab_tma_multicast_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar, unsigned short mask) {
-    asm volatile(
-        "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster [%0], [%1, {%2, %3}], [%4], "
-        "%5;\n" ::"r"(lab_smem_addr(smem)),
-        "l"(map), "r"(c0), "r"(c1), "r"(lab_smem_addr(bar)), "h"(mask)
-        : "memory");
-}
-
-// A box of shared memory (laid out as the map's swizzle has it) to global memory at {c0, c1}, in
-// this thread's bulk group; the rows and columns past the tensor's edges are not written.
-__device__ __forceinline__ void lab_tma_store_2d(const lab_tma* map, const void* smem, int c0, int c1) {
-    asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(map),
-                 "r"(c0), "r"(c1), "r"(lab_smem_addr(smem))
-                 : "memory");
-}
-
-// Arrives on the mbarrier at `bar`'s offset in every block of the cluster: a stage is free only
-// when the consumers of every block that the stage's multicast writes into have released it.
-__device__ __forceinline__ void lab_mbar_arrive_cluster(uint64_t* bar) {
-#if CLUSTER_Y == 1
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(lab_smem_addr(bar)) : "memory");
-#else
-    // CTA-scope release, as CUTLASS's ClusterBarrier arrives: the consumers' reads of the stage
-    // were by wgmma, complete once its wait returned; a cluster-scope release costs far more.
-#pragma unroll
-    for (unsigned r = 0; r < CLUSTER_Y; ++r) {
-        asm volatile("{\n.reg .b32 remote;\nmapa.shared::cluster.u32 remote, %0, %1;\n"
-                     "mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(lab_smem_addr(bar)),
-                     "r"(r)
-                     : "memory");
-    }
-#endif
-}
-
-// Every thread of every block of the cluster: mbarriers initialised before any multicast reaches
-// them, and no block gone while another may still arrive on its barriers.
-__device__ __forceinline__ void lab_cluster_sync() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
-}
-
-// d = A (64 x k-step, K-major) * B (k-step x N) + (accumulate ? d : 0), both from shared memory;
-// the accumulator array's length picks N.
-__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[64], uint64_t da, uint64_t db, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" LAB_MMA(128) " " LAB_WGMMA_D64 ", %64, %65, " LAB_TAIL ";\n}\n"
-                 : LAB_WGMMA_OUT64(LAB_C, d)
-                 : "l"(da), "l"(db), "r"(accumulate));
-}
-
-__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[96], uint64_t da, uint64_t db, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %98, 0;\n" LAB_MMA(192) " " LAB_WGMMA_D96 ", %96, %97, " LAB_TAIL ";\n}\n"
-                 : LAB_WGMMA_OUT96(LAB_C, d)
-                 : "l"(da), "l"(db), "r"(accumulate));
-}
-
-__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[88], uint64_t da, uint64_t db, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %90, 0;\n" LAB_MMA(176) " " LAB_WGMMA_D88 ", %88, %89, " LAB_TAIL ";\n}\n"
-                 : LAB_WGMMA_OUT88(LAB_C, d)
-                 : "l"(da), "l"(db), "r"(accumulate));
-}
-
-__device__ __forceinline__ void lab_wgmma(lab_acc (&d)[128], uint64_t da, uint64_t db, int accumulate) {
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" LAB_MMA(256) " " LAB_WGMMA_D128 ", %128, %129, " LAB_TAIL ";\n}\n"
-                 : LAB_WGMMA_OUT128(LAB_C, d)
-                 : "l"(da), "l"(db), "r"(accumulate));
-}
-
-// The wgmma of 64-row block m and k-step kk from one stage, given the descriptors of its first A
-// and B rows: A K-major (8-row groups 1024 B apart, 32 B a k-step, 64-row blocks 8 KiB apart); B
-// K-major likewise, or MN-major in 64-column chunks CHUNK_B apart (LBO) with 8-row k groups 1024 B
-// apart (SBO), a k-step two groups on. A descriptor's low field is the address / 16, so a byte
-// offset inside shared memory is added to it as offset / 16: no address arithmetic between the
-// wgmmas.
-template <int N>
-__device__ __forceinline__ void lab_wgmma_at(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int m, int kk, bool accumulate) {
-    lab_wgmma(d[m], lab_desc_add(da, (64 * 128 * m + 32 * kk) / 16), lab_desc_add(db, (LAB_B_KMAJOR ? 32 * kk : 2048 * kk) / 16), accumulate);
-}
-
-// One k-step's MT wgmmas.
-template <int N>
-__device__ __forceinline__ void lab_wgmma_step(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int kk, bool accumulate) {
-#pragma unroll
-    for (int m = 0; m < MT; ++m) lab_wgmma_at(d, da, db, m, kk, accumulate);
-}
-
-// A k-tile's wgmmas, in the order M_OUTER chooses (a tunable constant): with M_OUTER = 1 each
-// 64-row block's four k-steps follow each other, as cuBLAS's 128 x 128 kernel issues them. At
-// 128 x 128 (ping-pong, 5 stages, 4096^3) that takes 1.2-1.4% fewer cycles under ncu and runs 1%
-// closer to cuBLAS; 128 x 192 is level.
-template <int N>
-__device__ __forceinline__ void lab_wgmma_rows(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, int m, bool first) {
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) lab_wgmma_at(d, da, db, m, kk, !(first && kk == 0));
-}
-
-template <int N>
-__device__ __forceinline__ void lab_wgmma_tile(lab_acc (&d)[MT][N], uint64_t da, uint64_t db, bool first) {
-#if M_OUTER
-#pragma unroll
-    for (int m = 0; m < MT; ++m) lab_wgmma_rows(d, da, db, m, first);
-#else
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk) lab_wgmma_step(d, da, db, kk, !(first && kk == 0));
-#endif
-}
-
-// A place in the ring: the stage of a k-tile and the parity of its round, moved on one k-tile
-// (or n) at a time. Other depths than a power of two keep the stage and parity themselves, as
-// CUTLASS's pipeline state does: computed as it % STAGES and it / STAGES every k-tile, a ring of
-// 3, 5 or 6 stages takes 8% more cycles than one of 4, even with no loads. A power of two keeps
-// the count, whose division is a mask and a shift: with the cursor there, ptxas schedules
-// tensor_08's 4-stage loop 1.5% slower at 4096^3.
-struct lab_ring {
-#if (STAGES & (STAGES - 1)) == 0
-    int it = 0;
-    __device__ __forceinline__ int s() const { return it % STAGES; }
-    __device__ __forceinline__ unsigned ph() const { return (it / STAGES) & 1; }
-    __device__ __forceinline__ void next() { ++it; }
-    __device__ __forceinline__ void skip(int n) { it += n; }
-    __device__ __forceinline__ int back(int k) const { return (it - k) % STAGES; }  // the stage k k-tiles ago
-#else
-    int st = 0;
-    unsigned par = 0;
-    __device__ __forceinline__ int s() const { return st; }
-    __device__ __forceinline__ unsigned ph() const { return par; }
-    __device__ __forceinline__ void next() {
-        if (++st == STAGES) st = 0, par ^= 1;
-    }
-    __device__ __forceinline__ void skip(int n) {
-        par ^= (unsigned)((st + n) / STAGES) & 1;
-        st = (st + n) % STAGES;
-    }
-    __device__ __forceinline__ int back(int k) const { return st >= k ? st - k : st - k + STAGES; }  // the stage k k-tiles ago
-#endif
-};
-
-// Waits until the k-tile at `r` has landed; its stage, and the descriptors of its first A and B
-// rows there.
-__device__ __forceinline__ int lab_stage_full(uint64_t* full, const lab_ring& r, uint64_t da0, uint64_t db0, uint64_t& a, uint64_t& b) {
-    const int s = r.s();
-    lab_mbar_wait(&full[s], r.ph());
-    a = lab_desc_add(da0, s * ((STAGE_A + STAGE_B) / 16)), b = lab_desc_add(db0, s * ((STAGE_A + STAGE_B) / 16));
-    return s;
-}
 
 // C's columns 8 J0 .. 8 J1 - 1 of a warpgroup's band (its first row `top`, height x width inside
 // C) straight from the registers: a warp's store covers 8 rows of 32 bytes, whole sectors where
@@ -727,7 +554,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
     uint64_t da0 = lab_desc(ring + WG_ROW(wg) * 128, 16, 1024, LAB_SWIZZLE_128B);
     uint64_t db0 = lab_desc(ring + STAGE_A, LAB_B_KMAJOR ? 16 : CHUNK_B, 1024, LAB_SWIZZLE_128B);
     asm volatile("" : "+l"(da0), "+l"(db0));
-    lab_ring it;
+    lab_ring<STAGES> it;
     lab_unit w;
     for (int u = 0; tiles.unit(u, w); ++u) {
         int row0, col0;
@@ -762,20 +589,20 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
         const int tail = PROMOTE == 0 && n > 0 && w.k1 == tiles.ktiles ? tiles.last_steps % 4 : 0;
         for (int t = 0; t < n - (tail > 0); ++t, it.next()) {
             uint64_t a, b;
-            const int s = lab_stage_full(full, it, da0, db0, a, b);
+            const int s = lab_stage_full<STAGE_A + STAGE_B>(full, it, da0, db0, a, b);
             lab_wgmma_fence();
 #if PROMOTE
             // PROMOTE k-tiles summed by the Tensor Cores from zero (g: the k-tile's place in its
             // group), then added to fp32 registers. The previous k-tile's stage is released once
             // its wgmmas are done; a group's last drains all and releases its own too.
             const int g = t % PROMOTE;
-            lab_wgmma_tile(d, a, b, g == 0);
+            lab_wgmma_tile<lab_prec, M_OUTER>(d, a, b, g == 0);
             lab_wgmma_commit();
             if (g == PROMOTE - 1 || t == n - 1) {
                 lab_wgmma_wait<0>();
                 if (tid == 0) {
-                    if (g > 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
-                    lab_mbar_arrive_cluster(&empty[s]);
+                    if (g > 0) lab_mbar_arrive_cluster<CLUSTER_Y>(&empty[it.back(1)]);
+                    lab_mbar_arrive_cluster<CLUSTER_Y>(&empty[s]);
                 }
 #pragma unroll
                 for (int m = 0; m < MT; ++m)
@@ -783,7 +610,7 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
                     for (int i = 0; i < BN / 2; ++i) sum[m][i] += d[m][i];
             } else {
                 lab_wgmma_wait<1>();
-                if (g > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
+                if (g > 0 && tid == 0) lab_mbar_arrive_cluster<CLUSTER_Y>(&empty[it.back(1)]);
             }
 #elif M_OUTER == 2
             // cuBLAS's order: the first 64-row block's wgmmas, the wait for the k-tile before, its
@@ -791,25 +618,25 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
             // half is a group of its own: left out of any group, ptxas closes the first half as
             // one and waits for it too. 128 x 128, 5 stages, 4096^3, paired: fp16 1.023x-1.030x
             // against M_OUTER 0's 1.019x-1.025x, bf16 level.
-            lab_wgmma_rows(d, a, b, 0, t == 0);
+            lab_wgmma_rows<lab_prec>(d, a, b, 0, t == 0);
             lab_wgmma_commit();
             lab_wgmma_wait<1>();
-            if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
-            lab_wgmma_rows(d, a, b, 1, t == 0);
+            if (t > 0 && tid == 0) lab_mbar_arrive_cluster<CLUSTER_Y>(&empty[it.back(1)]);
+            lab_wgmma_rows<lab_prec>(d, a, b, 1, t == 0);
             lab_wgmma_commit();
 #else
-            lab_wgmma_tile(d, a, b, t == 0);
+            lab_wgmma_tile<lab_prec, M_OUTER>(d, a, b, t == 0);
             lab_wgmma_commit();
             // This k-tile's wgmmas stay in flight; the previous one's have finished reading its stage.
             lab_wgmma_wait<1>();
-            if (t > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
+            if (t > 0 && tid == 0) lab_mbar_arrive_cluster<CLUSTER_Y>(&empty[it.back(1)]);
 #endif
         }
         uint64_t a = 0, b = 0;
         for (int kk = 0; kk < tail; ++kk) {
-            if (kk == 0) lab_stage_full(full, it, da0, db0, a, b), it.next();
+            if (kk == 0) lab_stage_full<STAGE_A + STAGE_B>(full, it, da0, db0, a, b), it.next();
             lab_wgmma_fence();
-            lab_wgmma_step(d, a, b, kk, n > 1 || kk > 0);
+            lab_wgmma_step<lab_prec>(d, a, b, kk, n > 1 || kk > 0);
             lab_wgmma_commit();
         }
 #if PINGPONG
@@ -824,8 +651,8 @@ __device__ __forceinline__ void lab_wgmma_consume(const lab_gemm_tma_args& p, co
 #pragma unroll
             for (int i = 0; i < BN / 2; ++i) d[m][i] = sum[m][i];
 #else
-        if (tail > 0 && n > 1 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(2)]);
-        if (n > 0 && tid == 0) lab_mbar_arrive_cluster(&empty[it.back(1)]);
+        if (tail > 0 && n > 1 && tid == 0) lab_mbar_arrive_cluster<CLUSTER_Y>(&empty[it.back(2)]);
+        if (n > 0 && tid == 0) lab_mbar_arrive_cluster<CLUSTER_Y>(&empty[it.back(1)]);
 #endif
 #if STREAMK
         if (n < tiles.ktiles && !lab_stream_k_fixup(p, tiles, w, d, wg, tid)) continue;
@@ -872,7 +699,7 @@ __device__ __forceinline__ void lab_wgmma_gemm(const lab_gemm_tma_args& p) {
             const bool b_chunks = BN % 64 == 0 && (p.g.n * LAB_ELEM) % 128 == 0;
 #endif
             int it = 0;
-            lab_ring r;
+            lab_ring<STAGES> r;
             lab_unit w;
             for (int u = 0; tiles.unit(u, w); ++u) {
                 int row0, col0;
