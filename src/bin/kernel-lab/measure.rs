@@ -10,7 +10,7 @@ use kernel_lab::error::exit;
 use kernel_lab::gpu::device::{self, Gpu};
 use kernel_lab::gpu::{jit, registry};
 use kernel_lab::measure::families::{self, shapes::parse_count};
-use kernel_lab::measure::{multi, transfers, tune};
+use kernel_lab::measure::{multi, transfers, tune, tune_cache};
 use kernel_lab::schema::run::{Policy, Record, RunKind};
 use kernel_lab::schema::tuning::CandidateStatus;
 use kernel_lab::LabError;
@@ -64,6 +64,14 @@ pub struct TuneArgs {
     /// list, or fix a define the manifest does not tune.
     #[arg(long = "only")]
     only: Vec<String>,
+    /// How the next candidate is picked: random (uniform, no repeats) or genetic (bred from the
+    /// best so far, their neighbours first); seeded by --seed.
+    #[arg(long, default_value = "random")]
+    strategy: String,
+    /// Measure every candidate again: ignore the candidates earlier searches of this GPU model
+    /// stored (the cache), and the seed of an unfinished search with the same arguments.
+    #[arg(long)]
+    fresh: bool,
 }
 
 /// `--only NAME=V,V`: a constant every variant searched has (a define or BLOCK_X/Y/Z), and its values.
@@ -106,6 +114,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
         bail!(usage(format!("--time-budget must be a positive number of seconds, not {}", a.time_budget)));
     }
     let only = only_lists(&a.only, &tunable)?;
+    let strategy = tune::Strategy::parse(&a.strategy).map_err(|e| usage(format!("--strategy: {e}")))?;
     if a.top == 0 {
         bail!(usage("--top must be at least 1".into()));
     }
@@ -130,17 +139,36 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
         bail!(LabError::Unavailable("the tuner compiles candidates with NVRTC, and libnvrtc.so was not found".into()));
     }
     let exe = std::env::current_exe().context("cannot find this program to run candidates")?;
+    // The cache: candidates earlier searches of this GPU model stored. A search killed and
+    // started again with the same arguments takes up its seed, so it retraces its picks from the
+    // cache and goes on.
+    let stored = store::runs_of_model(&a.results_dir, &gpu.info)?;
+    let cache: &[kernel_lab::schema::run::Run] = if a.fresh { &[] } else { &stored };
+    let args: Vec<String> = std::env::args().collect();
+    let resumed = if a.fresh { None } else { tune_cache::unfinished(&stored, &args) };
+    if let Some(r) = resumed {
+        eprintln!("taking up the unfinished search with these arguments in {}; --fresh starts over", r.path.display());
+    }
     let search = tune::Search {
         exe: &exe,
         gpu: a.gpu,
         device: &gpu.info,
         budget_s: a.time_budget / (tunable.len() * shapes.len()) as f64,
         top: a.top,
-        seed: a.seed.unwrap_or_else(clock_seed),
+        seed: a.seed.or(resumed.and_then(|r| r.header.run.seed)).unwrap_or_else(clock_seed),
         git_commit: env!("KERNEL_LAB_GIT"),
         only: &only,
+        strategy,
+        cache,
     };
-    eprintln!("tuning on {} ({}), {} s per variant and shape, seed {}", gpu.info.name, gpu.info.arch_name(), search.budget_s, search.seed);
+    eprintln!(
+        "tuning on {} ({}), {} s per variant and shape, {} search, seed {}",
+        gpu.info.name,
+        gpu.info.arch_name(),
+        search.budget_s,
+        strategy.name(),
+        search.seed
+    );
     let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Tune, &gpu.info, Some(search.seed), None, None));
     let mut t = new_table(
         ["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain"]
@@ -150,22 +178,25 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
     );
     // The stored best of each variant and shape is tried right after the manifest's
     // configuration, so a search with a smaller budget cannot replace it with a worse pick.
-    let stored = store::runs_of_model(&a.results_dir, &gpu.info)?;
     let earlier = store::views(&stored, store::Group::Model).pop().map(|v| v.tuning).unwrap_or_default();
     let mut maps = Vec::new();
     for v in &tunable {
         for shape in &shapes {
             let label = fam.info().shapes.label(shape);
             let previous = earlier.iter().find(|t| t.variant == v.name && t.dims == shape.0).and_then(|t| t.best.as_ref());
-            let rec = search.run(v, shape, &label, previous, &mut |c| {
-                let record = Record::Candidate {
-                    family: v.family.clone(),
-                    variant: v.name.clone(),
-                    shape: label.clone(),
-                    candidate: Box::new(c.clone()),
-                };
-                recorder.append(record)
-            })?;
+            // A search the unfinished run had finished is kept as it was.
+            let rec = match resumed.and_then(|r| tune_cache::finished(r, &v.name, &label)) {
+                Some(rec) => rec,
+                None => search.run(v, shape, &label, previous, &mut |c| {
+                    let record = Record::Candidate {
+                        family: v.family.clone(),
+                        variant: v.name.clone(),
+                        shape: label.clone(),
+                        candidate: Box::new(c.clone()),
+                    };
+                    recorder.append(record)
+                })?,
+            };
             recorder.append(Record::Tuning(Box::new(rec.clone())))?;
             let count = |s: CandidateStatus| rec.candidates.iter().filter(|c| c.status == s).count().to_string();
             let manifest = rec.candidates.iter().find(|c| c.config == v.config());

@@ -13,6 +13,7 @@ use kernel_lab::gpu::device::{self, Gpu};
 use kernel_lab::measure::isolate::Isolation;
 use kernel_lab::measure::phases::Phases;
 use kernel_lab::measure::plan::{self, Job, Options};
+use kernel_lab::measure::resume::Appender;
 use kernel_lab::measure::runner::{self, Event, Ratios};
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Status};
@@ -187,6 +188,10 @@ pub struct TimingArgs {
     /// Stop sampling once the estimate's 95% interval is within this many percent of it.
     #[arg(long)]
     target: Option<f64>,
+    /// Go on with a bench that was cut short, RUNFILE its run file: the subjects it holds are
+    /// skipped and the rest appended to it. Give the same filter, sizes and timing options.
+    #[arg(long, value_name = "RUNFILE")]
+    resume: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -213,10 +218,16 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
         }
         opts.target = Some(t / 100.0);
     }
-    let seed = args.seed.unwrap_or_else(clock_seed);
+    // A resumed bench draws its inputs from the run's seed, and skips what the run holds.
+    let resumed = timing.resume.as_deref().map(store::read_run).transpose()?;
+    let seed = resumed.as_ref().and_then(|r| r.header.run.seed).or(args.seed).unwrap_or_else(clock_seed);
     let plans = plan::plan(&opts, seed)?;
     let dev = device_info(args.gpu)?;
-    let stored = store::runs_of_model(dir, &dev)?;
+    if let Some(r) = &resumed {
+        plan::resumable(r, &dev, args.seed, &opts.policy())?;
+    }
+    let mut stored = store::runs_of_model(dir, &dev)?;
+    stored.retain(|r| resumed.as_ref().is_none_or(|x| x.header.run.id != r.header.run.id));
     let before = store::views(&stored, Group::Model).pop();
     opts.tuned = before.as_ref().map(|v| v.tuning.clone()).unwrap_or_default();
     let policy = opts.policy();
@@ -228,11 +239,20 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
         100.0 * policy.target
     );
     let header = store::new_header(RunKind::Bench, &dev, Some(seed), Some(policy), args.hang_limit);
-    let run_info = header.run.clone();
-    let mut recorder = Recorder::new(dir, header);
-    let mut entries = Vec::new();
-    let measured = args.execute(&plan::jobs(&plans, &opts, seed), &dev, &mut |e| {
+    let (run_info, mut recorder, mut entries, jobs) = match &resumed {
+        None => (header.run.clone(), Output::New(Recorder::new(dir, header)), Vec::new(), plan::jobs(&plans, &opts, seed)),
+        Some(r) => {
+            let held: Vec<Entry> = r.entries().cloned().collect();
+            let jobs = plan::resume(plan::jobs(&plans, &opts, seed), &held);
+            let left: usize = jobs.iter().flat_map(|j| &j.steps).map(|s| s.subjects.len()).sum();
+            eprintln!("resuming {}: {} entries held, {left} subjects to run", r.path.display(), held.len());
+            (r.header.run.clone(), Output::Resumed(Appender::open(&r.path)?), held, jobs)
+        }
+    };
+    let measured = args.execute(&jobs, &dev, &mut |e| {
         recorder.append(Record::Entry(Box::new(e.clone())))?;
+        // A baseline measured again for pairing replaces the one the resumed run held.
+        entries.retain(|x| x.key() != e.key());
         entries.push(e);
         Ok(())
     });
@@ -244,9 +264,6 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
     for n in &notes {
         recorder.append(Record::Note { text: n.clone() })?;
     }
-    let list = phases.list();
-    let total: f64 = list.iter().map(|p| p.1).sum();
-    let parts: Vec<String> = list.iter().map(|(n, s)| format!("{n} {s:.1} s")).collect();
     let list = phases.list();
     let total: f64 = list.iter().map(|p| p.1).sum();
     let parts: Vec<String> = list.iter().map(|(n, s)| format!("{n} {s:.1} s")).collect();
@@ -290,4 +307,26 @@ fn changes(before: &[Entry], now: &[Entry], markdown: bool) -> String {
         return String::new();
     }
     format!("against the previous measurement of each entry:\n{}\n", crate::results::compare_table(&rows, markdown))
+}
+
+/// Where a bench's records go: a new run file, or the one `--resume` goes on with.
+enum Output {
+    New(Recorder),
+    Resumed(Appender),
+}
+
+impl Output {
+    fn append(&mut self, record: Record) -> Result<(), LabError> {
+        match self {
+            Output::New(r) => r.append(record),
+            Output::Resumed(a) => a.append(&record),
+        }
+    }
+
+    fn finish(self, phases: Vec<(String, f64)>) -> Result<Option<std::path::PathBuf>, LabError> {
+        match self {
+            Output::New(r) => r.finish(phases),
+            Output::Resumed(a) => a.finish(phases).map(Some),
+        }
+    }
 }
