@@ -319,3 +319,35 @@ fn two_gpus_keep_their_own_entries() {
     assert_eq!(cards.len(), 2, "a view per card");
     assert!(cards.iter().all(|v| v.entries.iter().any(|e| e.variant == "sgemm_08_double_buffered" && e.status == Status::Ok)));
 }
+
+#[test]
+#[ignore = "needs a GPU"]
+fn a_bench_cut_short_resumes_and_its_file_ends_as_one_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["bench", "sgemm_0", "--size", "256,512", "--quick", "--seed", "7"];
+    let out = lab(&args, dir.path(), None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let whole = entries(dir.path());
+    let runs = store::read(&[dir.path().to_path_buf()]).unwrap();
+    let path = runs[0].path.clone();
+    // The kill: the header, the first shape's baseline and three more entries, half a line.
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut cut: String = text.lines().take(5).map(|l| format!("{l}\n")).collect();
+    cut.push_str(r#"{"record":"entry","fam"#);
+    std::fs::write(&path, &cut).unwrap();
+    let resume = ["bench", "sgemm_0", "--size", "256,512", "--quick", "--resume", path.to_str().unwrap()];
+    let out = lab(&resume, dir.path(), None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let run = store::read_run(&path).unwrap();
+    assert!(run.complete, "the resumed run ends with its end record");
+    let keys = |es: &[Entry]| {
+        let mut k: Vec<_> = es.iter().map(|e| e.key()).collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    let resumed: Vec<Entry> = run.entries().cloned().collect();
+    assert_eq!(keys(&resumed), keys(&whole), "every subject, once measured");
+    assert_eq!(resumed.iter().filter(|e| e.kind == Kind::Baseline).count(), 3, "the half-done shape's baseline again");
+    assert_eq!(store::read(&[dir.path().to_path_buf()]).unwrap().len(), 1, "no second file");
+}
