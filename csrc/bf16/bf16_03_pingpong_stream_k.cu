@@ -7,4 +7,10 @@
 // Limits: as bf16_02; the partial sums go through global memory (two tiles a block).
 #include "wgmma_gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(384, 1) bf16_03_pingpong_stream_k(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+static_assert(PERSISTENT && STREAMK && PINGPONG, "the ping-pong stream-K rung");
+
+using Scheduler = lab_if<STREAMK_HELPERS, lab_stream_k_helpers<STREAMK_FIRST, OWNER_UNIT>, lab_stream_k<STREAMK_FIRST>>;
+using Kernel = lab_pingpong<lab_bf16, lab_ring<STAGES>, Scheduler, lab_sliced_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) bf16_03_pingpong_stream_k(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

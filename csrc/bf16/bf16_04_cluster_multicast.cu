@@ -7,4 +7,7 @@
 
 static_assert(PERSISTENT && CLUSTER_Y == 2, "the persistent pair this rung measures");
 
-extern "C" __global__ void __launch_bounds__(384, 1) bf16_04_cluster_multicast(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+using Kernel = lab_cooperative<lab_bf16, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) bf16_04_cluster_multicast(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -5,6 +5,9 @@
 // Limits: as tensor_10.
 #include "wgmma_gemm.cuh"
 
-static_assert(PERSISTENT && CONSUMERS == 3, "the persistent three-consumer rung this file measures");
+static_assert(PERSISTENT, "the persistent three-consumer rung this file measures");
 
-extern "C" __global__ void __launch_bounds__(512, 1) bf16_05_three_consumers(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+using Kernel = lab_three_consumers<lab_bf16, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(512, 1) bf16_05_three_consumers(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -13,6 +13,7 @@ struct lab_ring;
 
 template <int S>
 struct lab_ring<S, true> {
+    static constexpr int stages = S;
     int it = 0;
     __device__ __forceinline__ int s() const { return it % S; }
     __device__ __forceinline__ unsigned ph() const { return (it / S) & 1; }
@@ -23,6 +24,7 @@ struct lab_ring<S, true> {
 
 template <int S>
 struct lab_ring<S, false> {
+    static constexpr int stages = S;
     int st = 0;
     unsigned par = 0;
     __device__ __forceinline__ int s() const { return st; }

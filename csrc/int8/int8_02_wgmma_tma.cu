@@ -6,4 +6,10 @@
 //   blocks on m128n192 tiles (PERSISTENT and BN by the tuning, see the header).
 #include "wgmma_gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(384, 1) int8_02_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+static_assert(!PINGPONG && !STREAMK_HELPERS, "the cooperative rung");
+
+// The cooperative schedule; persistent blocks and stream-K as the manifest and the tuning choose.
+using Kernel = lab_cooperative<lab_int8, lab_ring<STAGES>, lab_chosen_scheduler, lab_chosen_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) int8_02_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -4,4 +4,9 @@
 // Limits: as int8_02; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
 #include "wgmma_gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(384, 1) int8_03_pingpong(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+static_assert(PERSISTENT && !STREAMK && PINGPONG, "the persistent ping-pong rung");
+
+using Kernel = lab_pingpong<lab_int8, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) int8_03_pingpong(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -8,4 +8,10 @@
 //   rows get a padded pitch first (part of the timed work); one tile a block (see the header).
 #include "wgmma_gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(384, 1) tensor_05_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+static_assert(!PINGPONG, "the cooperative rung");
+
+// The cooperative schedule; one tile a block, or persistent blocks where the tuning sets PERSISTENT.
+using Kernel = lab_cooperative<lab_fp16, lab_ring<STAGES>, lab_chosen_scheduler, lab_chosen_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) tensor_05_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -6,4 +6,10 @@
 // Limits: as rung 5; the partial sums go through global memory (two tiles a block).
 #include "wgmma_gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(384, 1) tensor_06_stream_k(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+static_assert(PERSISTENT && STREAMK && !STREAMK_HELPERS && !PINGPONG && SLICED_C, "the cooperative stream-K rung");
+
+// New at this rung: persistent blocks, the tail wave split by stream-K.
+using Kernel = lab_cooperative<lab_fp16, lab_ring<STAGES>, lab_stream_k<STREAMK_FIRST>, lab_sliced_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) tensor_06_stream_k(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

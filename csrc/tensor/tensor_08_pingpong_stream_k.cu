@@ -17,4 +17,11 @@
 //   tile's block waits for its helper's piece, which a grid of resident blocks makes safe.
 #include "wgmma_gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(384, 1) tensor_08_pingpong_stream_k(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+static_assert(PERSISTENT && STREAMK && PINGPONG, "the ping-pong stream-K rung");
+
+// New at this rung: ping-pong with stream-K's even split, or (the _helpers entry) the helpers' split.
+using Scheduler = lab_if<STREAMK_HELPERS, lab_stream_k_helpers<STREAMK_FIRST, OWNER_UNIT>, lab_stream_k<STREAMK_FIRST>>;
+using Kernel = lab_pingpong<lab_fp16, lab_ring<STAGES>, Scheduler, lab_sliced_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) tensor_08_pingpong_stream_k(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

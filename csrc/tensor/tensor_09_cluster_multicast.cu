@@ -16,4 +16,10 @@
 
 static_assert(PERSISTENT && CLUSTER_Y == 2, "the persistent pair this rung measures");
 
-extern "C" __global__ void __launch_bounds__(384, 1) tensor_09_cluster_multicast(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+// New at this rung: the persistent pair (CLUSTER_Y = 2), cooperative or (the _pingpong entry) ping-pong.
+using Scheduler = lab_persistent<CLUSTER_Y>;
+using Kernel = lab_if<PINGPONG, lab_pingpong<lab_fp16, lab_ring<STAGES>, Scheduler, lab_sliced_epilogue>,
+                      lab_cooperative<lab_fp16, lab_ring<STAGES>, Scheduler, lab_sliced_epilogue>>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) tensor_09_cluster_multicast(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

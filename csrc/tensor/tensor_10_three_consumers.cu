@@ -9,6 +9,10 @@
 //   no ping-pong and no stream-K with three consumers.
 #include "wgmma_gemm.cuh"
 
-static_assert(PERSISTENT && CONSUMERS == 3, "the persistent three-consumer rung this file measures");
+static_assert(PERSISTENT, "the persistent three-consumer rung this file measures");
 
-extern "C" __global__ void __launch_bounds__(512, 1) tensor_10_three_consumers(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+// New at this rung: three consumer warpgroups.
+using Kernel = lab_three_consumers<lab_fp16, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(512, 1) tensor_10_three_consumers(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

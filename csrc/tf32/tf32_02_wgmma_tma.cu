@@ -7,4 +7,10 @@
 //   per block (see the header).
 #include "wgmma_gemm.cuh"
 
-extern "C" __global__ void __launch_bounds__(384, 1) tf32_02_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }
+static_assert(!PINGPONG && !STREAMK_HELPERS, "the cooperative rung");
+
+// The cooperative schedule; one tile a block, or persistent blocks and stream-K where the tuning sets them.
+using Kernel = lab_cooperative<lab_tf32, lab_ring<STAGES>, lab_chosen_scheduler, lab_chosen_epilogue>;
+static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
+
+extern "C" __global__ void __launch_bounds__(384, 1) tf32_02_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
