@@ -177,6 +177,7 @@ fn pairing_stops_at_the_interval_the_sample_count_or_too_many_drops() {
     let mut n = 0;
     while !p.record(&wide, Some(1.0 + (n % 7) as f64), Some(1.0)) {
         n += 1;
+        assert!(n < 10 * wide.max_samples, "sampling never stopped");
     }
     assert_eq!(p.out.ratios.len(), wide.max_samples);
     // A board that never holds its clock: give up after ten drops per sample allowed.
@@ -184,6 +185,7 @@ fn pairing_stops_at_the_interval_the_sample_count_or_too_many_drops() {
     let mut drops = 0;
     while !p.record(&quick, None, Some(1.0)) {
         drops += 1;
+        assert!(drops < 100 * quick.max_samples, "dropping never stopped");
     }
     assert_eq!((drops + 1, p.out.dropped), (DROPS_PER_SAMPLE * quick.max_samples + 1, DROPS_PER_SAMPLE * quick.max_samples + 1));
     assert!(p.out.paired().is_none(), "no pairs, no ratio");
