@@ -16,7 +16,8 @@ fn commands() -> Vec<(String, Vec<Value>)> {
         if c["hidden"] == true {
             return;
         }
-        let args: Vec<Value> = c["args"].as_array().unwrap().iter().filter(|a| !matches!(a["id"].as_str(), Some("help" | "version"))).cloned().collect();
+        let args: Vec<Value> =
+            c["args"].as_array().unwrap().iter().filter(|a| !matches!(a["id"].as_str(), Some("help" | "version"))).cloned().collect();
         all.push((path.trim().to_string(), args));
         for s in c["commands"].as_array().unwrap() {
             walk(s, &format!("{path} {}", s["name"].as_str().unwrap()), all);
@@ -56,9 +57,13 @@ fn data_is_printed_in_one_format_flag() {
             assert!(!data.contains(&cmd.as_str()), "`{cmd}` prints data but has no --format");
         }
     }
-    let formats = |c: &str| commands().into_iter().find(|(n, _)| n == c).map(|(_, a)| arg(&a, "format").unwrap()["values"].clone()).unwrap();
+    let formats =
+        |c: &str| commands().into_iter().find(|(n, _)| n == c).map(|(_, a)| arg(&a, "format").unwrap()["values"].clone()).unwrap();
     for c in ["report", "list", "history", "bench"] {
-        assert!(formats(c).as_array().unwrap().iter().any(|v| v == "csv") && formats(c).as_array().unwrap().iter().any(|v| v == "json"), "{c}");
+        assert!(
+            formats(c).as_array().unwrap().iter().any(|v| v == "csv") && formats(c).as_array().unwrap().iter().any(|v| v == "json"),
+            "{c}"
+        );
     }
 }
 

@@ -93,9 +93,7 @@ pub const BASELINES: &str = "baselines";
 
 /// A baseline's name: what a file name can hold on every system, and not a path.
 pub fn check_baseline_name(name: &str) -> Result<&str> {
-    let ok = !name.is_empty()
-        && !name.starts_with('.')
-        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    let ok = !name.is_empty() && !name.starts_with('.') && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if ok {
         Ok(name)
     } else {
@@ -124,36 +122,30 @@ pub fn save_baseline(run: &Path, name: &str) -> Result<PathBuf> {
 /// ones there are.
 pub fn find_baseline(dir: &Path, name: &str) -> Result<PathBuf> {
     let name = check_baseline_name(name)?;
-    let mut found = Vec::new();
-    let mut known = Vec::new();
-    if let Ok(models) = std::fs::read_dir(dir) {
-        for m in models.flatten().map(|e| e.path()) {
-            let Ok(files) = std::fs::read_dir(m.join(BASELINES)) else { continue };
-            for f in files.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "jsonl")) {
-                let stem = f.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-                if stem.starts_with('.') {
-                    continue;
-                }
-                if stem == name {
-                    found.push(f.clone());
-                }
-                known.push(format!("{} ({})", stem, m.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()));
-            }
+    let models = std::fs::read_dir(dir).into_iter().flatten().flatten().map(|e| e.path());
+    let files = models.flat_map(|m| std::fs::read_dir(m.join(BASELINES)).into_iter().flatten().flatten().map(|e| e.path()));
+    let mut all: Vec<(String, PathBuf)> = files
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|p| Some((p.file_stem()?.to_string_lossy().into_owned(), p)))
+        .filter(|(stem, _)| !stem.starts_with('.'))
+        .collect();
+    all.sort();
+    let found: Vec<&PathBuf> = all.iter().filter(|(stem, _)| stem == name).map(|(_, p)| p).collect();
+    let model = |p: &Path| p.ancestors().nth(2).and_then(Path::file_name).map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    match found.as_slice() {
+        [one] => Ok(one.to_path_buf()),
+        [] => {
+            let known: Vec<String> = all.iter().map(|(stem, p)| format!("{stem} ({})", model(p))).collect();
+            let there = if known.is_empty() { "none".into() } else { known.join(", ") };
+            Err(LabError::Usage(format!(
+                "no baseline '{name}' under {} (`bench --save-baseline NAME` saves one; there: {there})",
+                dir.display()
+            )))
         }
-    }
-    found.sort();
-    known.sort();
-    match found.len() {
-        1 => Ok(found.remove(0)),
-        0 => Err(LabError::Usage(format!(
-            "no baseline '{name}' under {} (saved by `bench --save-baseline NAME`; there: {})",
-            dir.display(),
-            if known.is_empty() { "none".into() } else { known.join(", ") }
-        ))),
-        _ => Err(LabError::Usage(format!(
+        several => Err(LabError::Usage(format!(
             "baseline '{name}' is saved for several GPU models under {}: compare with --base {}",
             dir.display(),
-            found.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" or --base ")
+            several.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" or --base ")
         ))),
     }
 }

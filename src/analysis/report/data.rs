@@ -118,8 +118,32 @@ pub fn rows(files: &[(String, View)], keys: &[(String, String, String)]) -> Vec<
 /// The columns of `Row`, in its order (a JSON object's keys come back sorted, so CSV takes its
 /// order from here; a test holds the two equal).
 pub const COLUMNS: [&str; 26] = [
-    "results", "run", "date", "commit", "gpu", "arch", "card", "family", "variant", "kind", "shape", "config", "status", "reason",
-    "rate", "unit", "ratio", "ratio_low", "ratio_high", "vs_peak", "median_ms", "regime", "flush", "sm_mhz", "power_w", "error",
+    "results",
+    "run",
+    "date",
+    "commit",
+    "gpu",
+    "arch",
+    "card",
+    "family",
+    "variant",
+    "kind",
+    "shape",
+    "config",
+    "status",
+    "reason",
+    "rate",
+    "unit",
+    "ratio",
+    "ratio_low",
+    "ratio_high",
+    "vs_peak",
+    "median_ms",
+    "regime",
+    "flush",
+    "sm_mhz",
+    "power_w",
+    "error",
 ];
 
 /// CSV: a header of the columns, then one line per row.

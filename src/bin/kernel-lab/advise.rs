@@ -66,10 +66,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
     let rows = advise::advise(&req, &views);
     let why = advise::why(&req, &rows);
     if a.format == Format::Json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch), "rows": rows, "why": why }))?
-        );
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch), "rows": rows, "why": why }))?);
         return Ok(exit::OK);
     }
     let header = [

@@ -9,9 +9,9 @@ use kernel_lab::analysis::report::{self, data};
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
 use kernel_lab::facts::sheet;
+use kernel_lab::measure::families::shapes;
 use kernel_lab::schema::entry::Entry;
 use kernel_lab::schema::stats::Interval;
-use kernel_lab::measure::families::shapes;
 use kernel_lab::LabError;
 
 use crate::args::{cells_csv, formats, say, table, Format};
