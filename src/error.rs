@@ -6,7 +6,7 @@ use cudarc::driver::DriverError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum LabError {
-    #[error("no GPU: {0}; stored results can still be read with `kernel-lab report results/`")]
+    #[error("no GPU: {0}; stored results can still be read with `kernel-lab report`")]
     NoGpu(String),
     /// A library or tool the command needs is not installed (NVRTC, NCCL, compiled kernels).
     #[error("{0}")]
