@@ -10,28 +10,13 @@ scores written and read by separate softmax and dropout passes). Prints one JSON
 """
 import argparse
 import json
-import statistics
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from torch_step import timed
+
 DIMS = {"bert-base": (12, 768, 12, 3072), "bert-large": (24, 1024, 16, 4096)}
-
-
-def timed(step, warmup, steps):
-    for _ in range(warmup):
-        step()
-    torch.cuda.synchronize()
-    ms = []
-    for _ in range(steps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        step()
-        end.record()
-        end.synchronize()
-        ms.append(start.elapsed_time(end))
-    ms.sort()
-    return {"median_ms": statistics.median(ms), "min_ms": ms[0], "max_ms": ms[-1]}
 
 
 def main():
