@@ -16,14 +16,30 @@ use comfy_table::{presets, Table};
 use super::store::View;
 use crate::schema::entry::{Entry, Status};
 
-/// How `report` writes its output.
+/// How a command writes its data.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
+    /// Boxed text tables for a terminal.
     Table,
+    /// GitHub-flavoured Markdown tables.
     Markdown,
+    /// Comma-separated values, a header line and one row per record.
     Csv,
+    /// One JSON document.
     Json,
+    /// One self-contained HTML page.
     Html,
+}
+
+impl Format {
+    pub fn markdown(self) -> bool {
+        self == Format::Markdown
+    }
+
+    /// For a script: the data alone on stdout, what a person reads beside it on stderr.
+    pub fn data(self) -> bool {
+        matches!(self, Format::Csv | Format::Json)
+    }
 }
 
 /// Prices per sheet GPU name, US dollars, given by the user; the sheet's launch price otherwise.

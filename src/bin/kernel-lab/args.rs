@@ -10,42 +10,10 @@ use kernel_lab::analysis::report;
 use kernel_lab::measure::families::shapes;
 use kernel_lab::LabError;
 
-/// How a command writes its data. Each command offers the ones that make sense for it (a
-/// terminal table and Markdown for all, CSV and JSON where its data has rows, HTML for `report`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
-    /// Boxed text tables for a terminal.
-    Table,
-    /// GitHub-flavoured Markdown tables.
-    Markdown,
-    /// Comma-separated values, a header line and one row per record.
-    Csv,
-    /// One JSON document.
-    Json,
-    /// One self-contained HTML page.
-    Html,
-}
-
-impl Format {
-    pub fn markdown(self) -> bool {
-        self == Format::Markdown
-    }
-
-    /// For a script: the data alone on stdout, what a person reads beside it on stderr.
-    pub fn data(self) -> bool {
-        matches!(self, Format::Csv | Format::Json)
-    }
-
-    pub fn report(self) -> report::Format {
-        match self {
-            Format::Table => report::Format::Table,
-            Format::Markdown => report::Format::Markdown,
-            Format::Csv => report::Format::Csv,
-            Format::Json => report::Format::Json,
-            Format::Html => report::Format::Html,
-        }
-    }
-}
+/// How a command writes its data: the report layer's one `Format`. Each command offers the ones
+/// that make sense for it (a terminal table and Markdown for all, CSV and JSON where its data has
+/// rows, HTML for `report`).
+pub use report::Format;
 
 /// The `--format` parser offering `allowed` (names of `Format`s).
 pub fn formats(allowed: &'static [&'static str]) -> impl TypedValueParser<Value = Format> {

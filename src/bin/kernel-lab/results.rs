@@ -95,7 +95,7 @@ pub fn report(args: &ReportArgs) -> Result<u8> {
             links.push_str(&format!("![{caption}]({})\n\n", path.display()));
         }
     }
-    out!("{}", report::side_by_side(&columns, format.report(), &prices));
+    out!("{}", report::side_by_side(&columns, format, &prices));
     if !links.is_empty() {
         out!("\nPlots:\n\n{links}");
     }
