@@ -21,7 +21,7 @@ groups=(
     "verify kernel-lab src/measure/verify.rs verify_stats"
     "timing kernel-lab src/measure/timing/pairing.rs timing"
     "expr kernel-lab-facts crates/facts/src/expr.rs expr"
-    "store kernel-lab src/analysis/store.rs store verdicts"
+    "store kernel-lab src/analysis/store.rs store store_rules verdicts"
     "advise kernel-lab src/analysis/advise/*.rs advise"
 )
 
