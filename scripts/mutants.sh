@@ -22,7 +22,7 @@ groups=(
     "timing kernel-lab src/measure/timing/pairing.rs timing"
     "expr kernel-lab-facts crates/facts/src/expr.rs expr"
     "store kernel-lab src/analysis/store.rs store store_rules verdicts"
-    "advise kernel-lab src/analysis/advise/*.rs advise"
+    "advise kernel-lab src/analysis/advise/*.rs advise advise_arithmetic"
 )
 
 names=()

@@ -1,0 +1,338 @@
+//! The arithmetic `advise` prices a GPU with, against values worked out here from the sheet: the
+//! efficiencies measured GEMMs give (which entries count, median and spread, a GPU measured in
+//! two folders, the pool the unmeasured GPUs take), the element-wise passes at the measured copy
+//! speed, the all-reduce over NCCL's, NVLink's or PCIe's bandwidth, the constraints' edges, the
+//! per-dollar and per-watt figures, and the reasoning lines.
+
+mod common;
+
+use std::path::PathBuf;
+
+use kernel_lab::analysis::advise::{self, workload, Precision, Request, Row, Workload};
+use kernel_lab::analysis::store::View;
+use kernel_lab::facts::sheet::{self, Gpu};
+use kernel_lab::measure::families::Shape;
+use kernel_lab::schema::device::DeviceInfo;
+use kernel_lab::schema::entry::{Entry, Kind, Status};
+use kernel_lab::schema::multi::{Collective, CollectiveRun, MultiResults};
+use kernel_lab::schema::stats::Summary;
+use kernel_lab::schema::transfers::Pcie;
+
+const H100: (&str, u32) = ("NVIDIA H100 80GB HBM3", 132);
+const A100: (&str, u32) = ("NVIDIA A100-SXM4-80GB", 108);
+
+fn gpu(name: &str) -> &'static Gpu {
+    sheet::find(name).unwrap()
+}
+
+fn view(device: (&str, u32), entries: Vec<Entry>, multi: Option<MultiResults>) -> View {
+    View {
+        label: device.0.into(),
+        source: PathBuf::from("results"),
+        device: DeviceInfo {
+            ordinal: 0,
+            name: device.0.into(),
+            cc_major: 9,
+            cc_minor: 0,
+            sms: device.1,
+            l2_bytes: 50 << 20,
+            smem_per_block_optin: 232448,
+            smem_per_sm: 233472,
+            total_mem_bytes: 80_000_000_000,
+            sm_clock_khz: 1_980_000,
+            mem_clock_khz: 2_619_000,
+            bus_width_bits: 5120,
+            driver: "13.0".into(),
+            uuid: None,
+            host: None,
+        },
+        runs: Vec::new(),
+        cards: Vec::new(),
+        entry_runs: vec![0; entries.len()],
+        entries,
+        tuning: Vec::new(),
+        transfers: None,
+        multi,
+        notes: Vec::new(),
+    }
+}
+
+fn entry(family: &str, kind: Kind, status: Status, dims: &[u64], rate: Option<f64>) -> Entry {
+    let mut e = common::sgemm_entry("vendor", 1024, 1.0);
+    e.family = family.into();
+    e.kind = kind;
+    e.status = status;
+    e.dims = dims.to_vec();
+    e.shape = dims.iter().map(u64::to_string).collect::<Vec<_>>().join("x");
+    e.rate = rate;
+    e
+}
+
+/// The fp16 bound of one GEMM on `g`, TFLOP/s, from its intensity.
+fn bound(g: &Gpu, dims: &[u64], p: Precision) -> f64 {
+    let w = workload::work(&Shape(dims.to_vec()), p);
+    g.bound(p.sheet(), w.flops / (w.bytes_read + w.bytes_written)).unwrap()
+}
+
+/// The vendor's fp16 GEMM at `dims` on `device`, reaching `share` of the sheet's bound.
+fn vendor(device: (&str, u32), dims: &[u64], share: f64) -> Entry {
+    let g = sheet::for_device(device.0, device.1).unwrap();
+    entry("tensor", Kind::Baseline, Status::Ok, dims, Some(share * bound(g, dims, Precision::Fp16)))
+}
+
+fn request(workload: Workload, precision: Precision, gpus: u64) -> Request {
+    let batch = workload.default_batch();
+    Request { workload, precision, batch, budget_usd: None, power_w: None, gpus }
+}
+
+fn row<'a>(rows: &'a [Row], name: &str) -> &'a Row {
+    rows.iter().find(|r| r.gpu == name).unwrap_or_else(|| panic!("no row {name}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a / b - 1.0).abs() < 1e-9
+}
+
+/// The step of `req` on `g` at the sheet's bound: its GEMMs, ms (no element-wise passes).
+fn gemm_ms(req: &Request, g: &Gpu) -> f64 {
+    let p = req.precision;
+    req.workload.gemms(req.batch).iter().map(|(s, n)| n * workload::work(s, p).flops / (bound(g, &s.0, p) * 1e12) * 1e3).sum()
+}
+
+const N: [u64; 3] = [8192, 8192, 8192];
+
+#[test]
+fn a_measured_gpu_is_priced_at_the_median_of_its_own_shares_and_the_others_at_the_pool() {
+    let req = request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 1);
+    let decoys = |d: (&str, u32)| {
+        let g = sheet::for_device(d.0, d.1).unwrap();
+        let fast = Some(10.0 * bound(g, &N, Precision::Fp16));
+        vec![
+            // Not the vendor's, not ok, another precision's family, no rate, no share at all:
+            // none of them counts.
+            entry("tensor", Kind::Variant, Status::Ok, &N, fast),
+            entry("tensor", Kind::Baseline, Status::Failed, &N, fast),
+            entry("sgemm", Kind::Baseline, Status::Ok, &N, fast),
+            entry("tensor", Kind::Baseline, Status::Ok, &N, None),
+            entry("tensor", Kind::Baseline, Status::Ok, &N, Some(0.0)),
+            // Another shape: only the workload's own count while there are some.
+            vendor(d, &[6144, 6144, 6144], 0.05),
+        ]
+    };
+    // The H100 measured in two results folders: one GPU, its shares together.
+    let h1 = view(H100, [vec![vendor(H100, &N, 0.8), vendor(H100, &N, 0.5)], decoys(H100)].concat(), None);
+    let h2 = view(H100, vec![vendor(H100, &N, 0.6), vendor(H100, &N, 0.7)], None);
+    let a = view(A100, [vec![vendor(A100, &N, 0.3), vendor(A100, &N, 0.9)], decoys(A100)].concat(), None);
+    let rows = advise::advise(&req, &[h1, h2, a]);
+
+    // H100: 0.5 0.6 0.7 0.8, the median the upper middle one.
+    let h = row(&rows, "H100 SXM");
+    let t = gemm_ms(&req, gpu("H100 SXM"));
+    assert_eq!(h.basis, "measured here (4 GEMMs)");
+    assert!(close(h.bound_ms, t) && close(h.step_ms, t / 0.7), "{h:?}");
+    assert!(close(h.step_ms_range.0, t / 0.8) && close(h.step_ms_range.1, t / 0.5), "{h:?}");
+    // A100: 0.3 0.9.
+    let r = row(&rows, "A100 SXM4 80GB");
+    let t = gemm_ms(&req, gpu("A100 SXM4 80GB"));
+    assert_eq!(r.basis, "measured here (2 GEMMs)");
+    assert!(close(r.step_ms, t / 0.9) && close(r.step_ms_range.0, t / 0.9) && close(r.step_ms_range.1, t / 0.3), "{r:?}");
+    // The others: each measured GPU's low, median and high pooled, 0.5 0.7 0.8 0.3 0.9 0.9:
+    // median 0.8, from 0.3 to 0.9.
+    let v = row(&rows, "V100 SXM2");
+    let t = gemm_ms(&req, gpu("V100 SXM2"));
+    assert_eq!(v.basis, "predicted from 2 measured GPU(s)");
+    assert!(close(v.step_ms, t / 0.8) && close(v.step_ms_range.0, t / 0.9) && close(v.step_ms_range.1, t / 0.3), "{v:?}");
+    assert!(rows.windows(2).all(|w| w[0].step_ms <= w[1].step_ms), "fastest first");
+}
+
+#[test]
+fn without_its_own_shapes_a_gpu_is_priced_on_comparable_ones() {
+    let req = request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 1);
+    let entries = vec![
+        // Within a factor of 4 of the workload's FLOPs, the edges included.
+        vendor(H100, &[6144, 6144, 6144], 0.6),
+        vendor(H100, &[8192, 8192, 2048], 0.65),
+        vendor(H100, &[16384, 8192, 8192], 0.7),
+        vendor(H100, &[8192, 8192, 32768], 0.75),
+        vendor(H100, &[12288, 12288, 12288], 0.8),
+        // Too small, too large, or misaligned: left out.
+        vendor(H100, &[4096, 4096, 4096], 0.01),
+        vendor(H100, &[16384, 16384, 16384], 0.01),
+        vendor(H100, &[8192, 8192, 2040], 0.01),
+        vendor(H100, &[8196, 8192, 8192], 0.01),
+        vendor(H100, &[8192, 8196, 8192], 0.01),
+    ];
+    let rows = advise::advise(&req, &[view(H100, entries, None)]);
+    let h = row(&rows, "H100 SXM");
+    let t = gemm_ms(&req, gpu("H100 SXM"));
+    assert_eq!(h.basis, "measured here (5 GEMMs)");
+    assert!(close(h.step_ms, t / 0.7) && close(h.step_ms_range.0, t / 0.8) && close(h.step_ms_range.1, t / 0.6), "{h:?}");
+}
+
+#[test]
+fn a_memory_bound_gemms_share_is_of_its_bandwidth_bound() {
+    // 131072 x 131072 x 16 in fp16: about 16 FLOPs a byte, far under every GPU's ridge point, so
+    // its bound is the bandwidth's, which the bytes read and written set.
+    let d = [131072, 131072, 16];
+    let g = gpu("H100 SXM");
+    let w = workload::work(&Shape(d.to_vec()), Precision::Fp16);
+    let intensity = w.flops / (w.bytes_read + w.bytes_written);
+    assert!(close(bound(g, &d, Precision::Fp16), intensity * g.bandwidth_gbs / 1e3), "memory-bound");
+    let req = request(Workload::Gemm(Shape(d.to_vec())), Precision::Fp16, 1);
+    let rows = advise::advise(&req, &[view(H100, vec![vendor(H100, &d, 0.9)], None)]);
+    let h = row(&rows, "H100 SXM");
+    let t = w.flops / (intensity * g.bandwidth_gbs / 1e3 * 1e12) * 1e3;
+    assert!(close(h.bound_ms, t) && close(h.step_ms, t / 0.9), "{h:?}");
+}
+
+#[test]
+fn element_wise_passes_run_at_the_best_measured_copy_speed() {
+    let req = request(Workload::BertBase, Precision::Fp16, 1);
+    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap();
+    let copies = vec![
+        entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2000.0)),
+        entry("memory", Kind::Baseline, Status::Ok, &[1 << 28], Some(2500.0)),
+        entry("memory", Kind::Variant, Status::Ok, &[1 << 30], Some(3300.0)),
+        entry("memory", Kind::Baseline, Status::Failed, &[1 << 30], Some(3300.0)),
+    ];
+    let rows = advise::advise(&req, &[view(H100, copies, None)]);
+    let h100 = gpu("H100 SXM");
+    let share = 2500.0 / h100.bandwidth_gbs;
+    for (name, r) in rows.iter().map(|r| (r.gpu, r)) {
+        let g = gpu(name);
+        let t = gemm_ms(&req, g);
+        // The H100's own copy share; the other GPUs the measured one's.
+        let stream = bytes / (g.bandwidth_gbs * 1e9 * share) * 1e3;
+        assert!(close(r.stream_ms, stream), "{name}: {} vs {stream}", r.stream_ms);
+        assert!(close(r.bound_ms, t + bytes / (g.bandwidth_gbs * 1e9) * 1e3), "{name}: {r:?}");
+        assert!(close(r.step_ms, t + stream) && r.allreduce_ms == 0.0 && r.link.is_none(), "{name}: {r:?}");
+        assert!(close(r.steps_per_s, 1e3 / r.step_ms), "{name}");
+    }
+    assert!(close(row(&rows, "H100 SXM").stream_ms, bytes / 2500e9 * 1e3));
+    // Without a copy measured, the sheet's bandwidth.
+    let rows = advise::advise(&req, &[]);
+    for r in &rows {
+        let g = gpu(r.gpu);
+        assert!(close(r.stream_ms, bytes / (g.bandwidth_gbs * 1e9) * 1e3) && close(r.step_ms, r.bound_ms), "{r:?}");
+    }
+}
+
+fn allreduce(bytes: u64, busbw_gbs: f64, collective: Collective) -> CollectiveRun {
+    CollectiveRun { collective, dtype: "float".into(), bytes, time: Summary::of(&[1.0]).unwrap(), algbw_gbs: busbw_gbs, busbw_gbs }
+}
+
+#[test]
+fn the_all_reduce_runs_at_nccls_bandwidth_else_nvlinks_else_pcies() {
+    let multi = MultiResults {
+        gpus: vec!["0".into(), "1".into()],
+        links: Vec::new(),
+        can_access_peer: Vec::new(),
+        copies: Vec::new(),
+        latency_us: Vec::new(),
+        kernel_reads: Vec::new(),
+        collectives: vec![
+            allreduce(1 << 20, 500.0, Collective::AllReduce),
+            allreduce(1 << 30, 300.0, Collective::AllReduce),
+            allreduce(1 << 30, 350.0, Collective::AllReduce),
+            allreduce(1 << 31, 999.0, Collective::AllGather),
+        ],
+        scaling: Vec::new(),
+        nccl_version: "2.27".into(),
+        nvlink_sheet_gbs: None,
+    };
+    let four = request(Workload::BertBase, Precision::Fp16, 4);
+    let rows = advise::advise(&four, &[view(H100, Vec::new(), Some(multi))]);
+    // 2(n-1)/n of 110M fp16 gradients at the largest all-reduce's best bus bandwidth.
+    let h = row(&rows, "H100 SXM");
+    assert!(close(h.allreduce_ms, 1.5 * 110e6 * 2.0 / 350e9 * 1e3), "{h:?}");
+    assert_eq!(h.link.as_deref(), Some("NCCL measured 350 GB/s"));
+    let a = row(&rows, "A100 SXM4 80GB");
+    let nv = gpu("A100 SXM4 80GB").nvlink_gbs.unwrap();
+    assert!(close(a.allreduce_ms, 1.5 * 110e6 * 2.0 / (nv as f64 / 2.0 * 1e9) * 1e3), "{a:?}");
+    assert_eq!(a.link, Some(format!("sheet: NVLink {} GB/s each way", nv / 2)));
+    let g = gpu("RTX 4090");
+    let pcie = Pcie { gen_current: g.pcie_gen, gen_max: g.pcie_gen, width_current: 16, width_max: 16 }.theoretical_gbs().unwrap();
+    let r = row(&rows, "RTX 4090");
+    assert!(close(r.allreduce_ms, 1.5 * 110e6 * 2.0 / (pcie * 1e9) * 1e3), "{r:?}");
+    // fp32 gradients are 4 bytes; two GPUs move half of them each way.
+    let two = request(Workload::BertBase, Precision::Fp32, 2);
+    let r = row(&advise::advise(&two, &[]), "RTX 4090").clone();
+    assert!(close(r.allreduce_ms, 1.0 * 110e6 * 4.0 / (pcie * 1e9) * 1e3), "{r:?}");
+    assert!(close(r.steps_per_s, 2.0 * 1e3 / r.step_ms) && close(r.per_w, r.steps_per_s / (2.0 * g.tdp_w as f64)));
+    assert!(close(r.per_1000_usd.unwrap(), r.steps_per_s / (2.0 * g.price_usd.unwrap() as f64) * 1e3));
+    // One GPU, or a workload without gradients: nothing to all-reduce.
+    for req in [request(Workload::BertBase, Precision::Fp16, 1), request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 4)] {
+        assert!(advise::advise(&req, &[]).iter().all(|r| r.allreduce_ms == 0.0 && r.link.is_none()));
+    }
+}
+
+#[test]
+fn a_constraint_leaves_a_gpu_out_only_past_its_edge() {
+    let g = gpu("RTX 4090");
+    let (price, tdp) = (g.price_usd.unwrap() as f64, g.tdp_w as f64);
+    let base = request(Workload::BertBase, Precision::Fp16, 2);
+    let out = |req: &Request| row(&advise::advise(req, &[]), "RTX 4090").excluded.clone();
+    assert_eq!(out(&Request { budget_usd: Some(2.0 * price), power_w: Some(2.0 * tdp), ..base.clone() }), None, "at the edge: in");
+    assert_eq!(out(&Request { budget_usd: Some(2.0 * price - 1.0), ..base.clone() }), Some(format!("2 x ${price:.0} is over the ${:.0} budget", 2.0 * price - 1.0)));
+    assert_eq!(out(&Request { power_w: Some(2.0 * tdp - 1.0), ..base.clone() }), Some(format!("2 x {tdp} W is over the {:.0} W limit", 2.0 * tdp - 1.0)));
+    // A GPU without a price is out under any budget.
+    let v = row(&advise::advise(&Request { budget_usd: Some(1e9), ..base.clone() }, &[]), "V100 SXM2").clone();
+    assert_eq!(v.excluded.as_deref(), Some("no published price (budget $1000000000)"));
+    assert_eq!(v.per_1000_usd, None);
+    // BERT-base's memory: 16 bytes a parameter and 12 layers of s·b·h·(34 + 5·a·s/h) 2-byte
+    // activations; 64 sequences need more than the 4090's 24 GB, 32 do not.
+    let gb = |b: f64| (110e6 * 16.0 + 12.0 * 512.0 * b * 768.0 * (34.0 + 5.0 * 12.0 * 512.0 / 768.0)) / 1e9;
+    let m = Workload::BertBase.memory_gb(32, Precision::Fp16).unwrap();
+    assert!(close(m, gb(32.0)) && m < 24.0, "{m}");
+    assert!(close(Workload::BertBase.memory_gb(32, Precision::Fp32).unwrap(), gb(64.0)), "fp32 activations are twice as large");
+    let big = Request { batch: 64, ..base.clone() };
+    let rows = advise::advise(&big, &[]);
+    let r = row(&rows, "RTX 4090");
+    assert!(close(r.memory_gb.unwrap(), gb(64.0)));
+    assert_eq!(r.excluded, Some(format!("needs {:.0} GB, has 24", gb(64.0))));
+    assert!(rows.iter().all(|r| r.excluded.is_some() == (r.memory_gb.unwrap() > gpu(r.gpu).memory_gb as f64)));
+    assert_eq!(Workload::Resnet50.memory_gb(256, Precision::Fp16), None);
+}
+
+#[test]
+fn the_reasoning_names_the_best_rows_and_the_guides_pairs() {
+    let req = request(Workload::BertBase, Precision::Fp16, 2);
+    let rows = advise::advise(&req, &[]);
+    let lines = advise::why(&req, &rows);
+    let open: Vec<&Row> = rows.iter().filter(|r| r.excluded.is_none()).collect();
+    let fastest = open.iter().min_by(|a, b| a.step_ms.total_cmp(&b.step_ms)).unwrap();
+    let dollar = open.iter().filter(|r| r.per_1000_usd.is_some()).max_by(|a, b| a.per_1000_usd.unwrap().total_cmp(&b.per_1000_usd.unwrap())).unwrap();
+    let watt = open.iter().max_by(|a, b| a.per_w.total_cmp(&b.per_w)).unwrap();
+    assert!(lines[0].starts_with(&format!("fastest: {} at {:.1} ms a step ({:.1}-{:.1};", fastest.gpu, fastest.step_ms, fastest.step_ms_range.0, fastest.step_ms_range.1)), "{lines:?}");
+    assert!(lines[1].starts_with(&format!("most per dollar: {} at {:.2}", dollar.gpu, dollar.per_1000_usd.unwrap())), "{lines:?}");
+    assert!(lines[2].starts_with(&format!("most per watt: {} at {:.3}", watt.gpu, watt.per_w)), "{lines:?}");
+    let ms = |n: &str| row(&rows, n).step_ms;
+    assert!(lines[3].ends_with(&format!("{:.2}x as fast", ms("RTX 4070") / ms("RTX 4090"))) && lines[3].starts_with("RTX 4090 against RTX 4070"), "{lines:?}");
+    assert!(lines[4].ends_with(&format!("{:.2}x as fast", ms("V100 SXM2") / ms("RTX 4070 Ti"))) && lines[4].starts_with("RTX 4070 Ti against V100 SXM2"), "{lines:?}");
+    assert!(lines[5].contains(&format!("its all-reduce takes {:.1} ms", row(&rows, "RTX 4090").allreduce_ms)), "{lines:?}");
+    assert_eq!(lines.len(), 6);
+    // One GPU: no all-reduce line; bf16 and fp8, which the lab has not measured, say so.
+    let one = request(Workload::BertBase, Precision::Fp16, 1);
+    let lines = advise::why(&one, &advise::advise(&one, &[]));
+    assert!(!lines.iter().any(|l| l.contains("NVLink") || l.starts_with("the lab has no measurement")), "{lines:?}");
+    for p in [Precision::Bf16, Precision::Fp8] {
+        let req = request(Workload::BertBase, p, 1);
+        let lines = advise::why(&req, &advise::advise(&req, &[]));
+        assert!(lines.last().unwrap().starts_with("the lab has no measurement in this precision yet"), "{p:?}: {lines:?}");
+    }
+}
+
+#[test]
+fn each_precision_names_its_rate_family_and_element_sizes() {
+    use sheet::Precision as S;
+    for (p, rate, family, input, output) in [
+        (Precision::Fp32, S::Fp32, "sgemm", 4.0, 4.0),
+        (Precision::Tf32, S::Tf32, "tf32", 4.0, 4.0),
+        (Precision::Fp16, S::Fp16F32Acc, "tensor", 2.0, 2.0),
+        (Precision::Bf16, S::Bf16F32Acc, "bf16", 2.0, 2.0),
+        (Precision::Int8, S::Int8, "int8", 1.0, 4.0),
+        (Precision::Fp8, S::Fp8F32Acc, "fp8", 1.0, 2.0),
+    ] {
+        assert_eq!((p.sheet(), p.family(), p.bytes(), p.out_bytes()), (rate, family, input, output), "{p:?}");
+    }
+}
