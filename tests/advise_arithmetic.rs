@@ -336,3 +336,54 @@ fn each_precision_names_its_rate_family_and_element_sizes() {
         assert_eq!((p.sheet(), p.family(), p.bytes(), p.out_bytes()), (rate, family, input, output), "{p:?}");
     }
 }
+
+#[test]
+fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
+    let sq = |n: u64| Workload::Gemm(Shape(vec![n, n, n]));
+    for (w, batch, params) in [(Workload::BertBase, 32, Some(110e6)), (Workload::BertLarge, 32, Some(340e6)), (Workload::Resnet50, 256, Some(25.6e6)), (sq(64), 1, None)] {
+        assert_eq!((w.default_batch(), w.parameters()), (batch, params), "{w:?}");
+    }
+    assert!(Workload::BertLarge.describe(8).starts_with("a BERT-large training step, 8 x 512 tokens: 24 layers'"));
+    assert!(Workload::BertBase.describe(8).starts_with("a BERT-base training step, 8 x 512 tokens: 12 layers'"));
+    assert!(Workload::Resnet50.describe(64).starts_with("a ResNet-50 training step, batch 64:"));
+    assert_eq!(Workload::Gemm(Shape(vec![1, 2, 3])).describe(1), "one GEMM 1x2x3");
+
+    // BERT-large at 8 x 512 tokens: its four layer GEMMs three times a layer, 24 layers, and the
+    // fused attention (8 x 16 heads x 512 rows, d = 64) 3.5 times.
+    let t = 8 * 512;
+    let want: Vec<(Vec<u64>, f64)> = vec![
+        (vec![t, 3072, 1024], 72.0),
+        (vec![t, 1024, 1024], 72.0),
+        (vec![t, 4096, 1024], 72.0),
+        (vec![t, 1024, 4096], 72.0),
+        (vec![8 * 16 * 512, 512, 64], 84.0),
+        (vec![8 * 16 * 512, 64, 512], 84.0),
+    ];
+    let got: Vec<(Vec<u64>, f64)> = Workload::BertLarge.gemms(8).into_iter().map(|(s, n)| (s.0, n)).collect();
+    assert_eq!(got, want);
+    // ResNet-50 at batch 128: the suite's five convolutions at half its 256 images, three times
+    // per block of each stage (3, 4, 6, 3) and for 32 1x1 convolutions.
+    let got: Vec<(Vec<u64>, f64)> = Workload::Resnet50.gemms(128).into_iter().map(|(s, n)| (s.0, n)).collect();
+    let px = |hw: u64| 128 * hw * hw;
+    assert_eq!(
+        got,
+        vec![
+            (vec![px(56), 64, 576], 9.0),
+            (vec![px(28), 128, 1152], 12.0),
+            (vec![px(14), 256, 2304], 18.0),
+            (vec![px(7), 512, 4608], 9.0),
+            (vec![px(14), 1024, 256], 96.0),
+        ]
+    );
+
+    // Element-wise bytes per element forward: 106 where outputs are 2 bytes (casts from fp32
+    // included), 150 where they are 4 (no casts).
+    let bert = |w: &Workload, b: u64, p| w.stream_bytes(b, p).unwrap();
+    for (p, per) in [(Precision::Bf16, 106.0), (Precision::Fp8, 106.0), (Precision::Tf32, 150.0), (Precision::Int8, 150.0)] {
+        assert!(close(bert(&Workload::BertBase, 4, p), 3.0 * 12.0 * 4.0 * 512.0 * 768.0 * per), "{p:?}");
+    }
+    assert!(close(bert(&Workload::BertLarge, 4, Precision::Fp16), 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 106.0));
+    let r8 = Workload::Resnet50.stream_bytes(2, Precision::Int8).unwrap();
+    assert!(close(r8 * 2.0, Workload::Resnet50.stream_bytes(2, Precision::Fp16).unwrap()), "1-byte elements: half of fp16's");
+    assert!(close(Workload::BertLarge.memory_gb(8, Precision::Fp16).unwrap(), (340e6 * 16.0 + 24.0 * 512.0 * 8.0 * 1024.0 * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0)) / 1e9));
+}
