@@ -40,11 +40,13 @@ struct lab_gemm_config {
     // number, so each tile starts on the first.
     static constexpr int SLICE = 32 / MT, SPITCH = SLICE + 8, C_BOX = 64 * 128;
     static constexpr int SLICE_BYTES_ROWS = CONSUMERS * 64 * MT * SPITCH * 4;
-    static constexpr int max(int a, int b) { return a > b ? a : b; }
-    static constexpr bool c_fits(int bufs) { return RING_BYTES + max(SLICE_BYTES_ROWS, CONSUMERS * bufs * MT * C_BOX) + 1024 <= LAB_DYN_SMEM; }
-    static constexpr int C_BUFS = c_fits(2) && BN / LAB_TMA_C_COLS % 2 == 0 ? 2 : c_fits(1) ? 1 : 0;
+    // (Expressions, not constexpr functions: NVRTC, the tuner's compiler, takes no host functions.)
+    static constexpr int C_TMA1 = CONSUMERS * 1 * MT * C_BOX, C_TMA2 = CONSUMERS * 2 * MT * C_BOX;
+    static constexpr bool C_FITS1 = RING_BYTES + (SLICE_BYTES_ROWS > C_TMA1 ? SLICE_BYTES_ROWS : C_TMA1) + 1024 <= LAB_DYN_SMEM;
+    static constexpr bool C_FITS2 = RING_BYTES + (SLICE_BYTES_ROWS > C_TMA2 ? SLICE_BYTES_ROWS : C_TMA2) + 1024 <= LAB_DYN_SMEM;
+    static constexpr int C_BUFS = C_FITS2 && BN / LAB_TMA_C_COLS % 2 == 0 ? 2 : C_FITS1 ? 1 : 0;
     static constexpr int SLICE_BYTES_TMA = CONSUMERS * C_BUFS * MT * C_BOX;
-    static constexpr int SLICE_BYTES = Epi::sliced ? max(SLICE_BYTES_ROWS, SLICE_BYTES_TMA) : 0;
+    static constexpr int SLICE_BYTES = Epi::sliced ? (SLICE_BYTES_ROWS > SLICE_BYTES_TMA ? SLICE_BYTES_ROWS : SLICE_BYTES_TMA) : 0;
     // setmaxnreg: of the registers launched (65536 / BLOCK_X a thread, in eights), the producer
     // keeps 40 and the consumers share the rest in eights: 232 each of two, 152 each of three.
     static constexpr int LAUNCH_REGS = 65536 / BLOCK_X / 8 * 8;

@@ -13,8 +13,9 @@
 #pragma once
 #include "lab_device.cuh"
 
-// A kernel configuration K's consumer wg's first row in the tile, and its part of its tiles. (Expressions rather than
-// functions: written as calls, the compiler associates the ring's address arithmetic otherwise.)
+// Consumer warpgroup wg's first row in a tile of kernel configuration K, and its part of the
+// tiles. (Expressions rather than functions: written as calls, the compiler associates the ring's
+// address arithmetic otherwise and the SASS changes.)
 #define LAB_WG_ROW(K, wg) (K::ping_pong ? 0 : ((wg) - 1) * 64 * K::MT)
 #define LAB_WG_PART(K, wg) (K::ping_pong ? 0 : (wg) - 1)
 
