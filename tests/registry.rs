@@ -272,8 +272,9 @@ fn tma_pitches_keep_rows_on_the_sector_grid() {
 
 #[test]
 fn every_tensor_core_precision_has_the_wgmma_rung() {
-    // One kernel (wgmma_gemm.cuh) over the type: each family's rung names lab.h's precision, and
-    // every stage row is 128 bytes (BK elements of the type).
+    // Every precision's rung composes its kernel from the same parts (csrc/include/hopper_*.cuh)
+    // over its type's MMA traits: each names lab.h's precision, and every stage row is 128 bytes
+    // (BK elements of the type).
     use kernel_lab::gpu::ffi::{LAB_BF16_F32ACC, LAB_FP16_F32ACC, LAB_FP8_F32ACC, LAB_INT8, LAB_TF32};
     for (family, prec, elem) in [
         ("tensor", LAB_FP16_F32ACC, 2),
