@@ -387,3 +387,35 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
     assert!(close(r8 * 2.0, Workload::Resnet50.stream_bytes(2, Precision::Fp16).unwrap()), "1-byte elements: half of fp16's");
     assert!(close(Workload::BertLarge.memory_gb(8, Precision::Fp16).unwrap(), (340e6 * 16.0 + 24.0 * 512.0 * 8.0 * 1024.0 * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0)) / 1e9));
 }
+
+#[test]
+fn each_measured_gpu_streams_at_its_own_copy_speed_and_a_zero_copy_counts_for_none() {
+    let req = request(Workload::BertBase, Precision::Fp16, 1);
+    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap();
+    let copy = |rate: f64| entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(rate));
+    let views = [view(H100, vec![copy(2500.0)], None), view(A100, vec![copy(1500.0)], None), view(("NVIDIA GeForce RTX 4090", 128), vec![copy(0.0)], None)];
+    let rows = advise::advise(&req, &views);
+    let stream = |n: &str| row(&rows, n).stream_ms;
+    assert!(close(stream("H100 SXM"), bytes / 2500e9 * 1e3));
+    assert!(close(stream("A100 SXM4 80GB"), bytes / 1500e9 * 1e3));
+    // The 4090's copy says nothing: it takes the first measured GPU's share, as an unmeasured
+    // GPU does.
+    let share = 2500.0 / gpu("H100 SXM").bandwidth_gbs;
+    for n in ["RTX 4090", "V100 SXM2"] {
+        assert!(close(stream(n), bytes / (gpu(n).bandwidth_gbs * 1e9 * share) * 1e3), "{n}");
+    }
+}
+
+#[test]
+fn the_range_carries_the_element_wise_passes_and_the_all_reduce_at_both_ends() {
+    let req = request(Workload::BertBase, Precision::Fp16, 2);
+    let qkv = req.workload.gemms(req.batch)[0].0 .0.clone();
+    let copies = entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0));
+    let v = view(H100, vec![vendor(H100, &qkv, 0.5), vendor(H100, &qkv, 0.8), copies], None);
+    let rows = advise::advise(&req, &[v]);
+    let h = row(&rows, "H100 SXM");
+    let t = gemm_ms(&req, gpu("H100 SXM"));
+    let rest = h.stream_ms + h.allreduce_ms;
+    assert!(h.stream_ms > 0.0 && h.allreduce_ms > 0.0, "{h:?}");
+    assert!(close(h.step_ms, t / 0.8 + rest) && close(h.step_ms_range.0, t / 0.8 + rest) && close(h.step_ms_range.1, t / 0.5 + rest), "{h:?}");
+}
