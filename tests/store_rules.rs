@@ -10,44 +10,15 @@ use std::time::Duration;
 
 use kernel_lab::analysis::store;
 use kernel_lab::schema::device::DeviceInfo;
-use kernel_lab::schema::run::{Header, Phases, Policy, Record, RunInfo, RunKind, SCHEMA};
+use kernel_lab::schema::run::{Header, Phases, Record, RunKind, SCHEMA};
 use kernel_lab::schema::tuning::TuneRecord;
 
 fn device(name: &str, host: &str) -> DeviceInfo {
-    DeviceInfo {
-        ordinal: 3,
-        name: name.into(),
-        cc_major: 9,
-        cc_minor: 0,
-        sms: 132,
-        l2_bytes: 60 << 20,
-        smem_per_block_optin: 232448,
-        smem_per_sm: 233472,
-        total_mem_bytes: 150_000_000_000,
-        sm_clock_khz: 1_980_000,
-        mem_clock_khz: 3_201_000,
-        bus_width_bits: 6016,
-        driver: "13.0".into(),
-        uuid: Some("GPU-1234abcd".into()),
-        host: Some(host.into()),
-    }
+    common::device(name, 3, "GPU-1234abcd", host)
 }
 
 fn header(date: &str, dev: DeviceInfo) -> Header {
-    let run = RunInfo {
-        id: format!("{date} {}", dev.card()),
-        kind: RunKind::Bench,
-        date: date.into(),
-        git_commit: "abc".into(),
-        lab_version: "0.1.0".into(),
-        nvcc: "13.0.88".into(),
-        driver: "13.0".into(),
-        command: "kernel-lab bench".into(),
-        seed: Some(7),
-        policy: Some(Policy::quick()),
-        hang_limit_s: None,
-    };
-    Header { schema: SCHEMA, run, device: dev }
+    common::bench_header(date, dev)
 }
 
 fn h200(date: &str) -> Header {

@@ -9,44 +9,15 @@ use std::process::Output;
 use kernel_lab::analysis::store;
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, L2Flush, Paired, Timing};
-use kernel_lab::schema::run::{Header, Policy, Record, Regime, RunInfo, RunKind, SCHEMA};
+use kernel_lab::schema::run::{Header, Record, Regime};
 use kernel_lab::schema::stats::{Interval, Summary};
 
 fn device() -> DeviceInfo {
-    DeviceInfo {
-        ordinal: 0,
-        name: "NVIDIA H200".into(),
-        cc_major: 9,
-        cc_minor: 0,
-        sms: 132,
-        l2_bytes: 60 << 20,
-        smem_per_block_optin: 232448,
-        smem_per_sm: 233472,
-        total_mem_bytes: 150_000_000_000,
-        sm_clock_khz: 1_980_000,
-        mem_clock_khz: 3_201_000,
-        bus_width_bits: 6016,
-        driver: "13.0".into(),
-        uuid: Some("GPU-a".into()),
-        host: Some("gpu-host".into()),
-    }
+    common::device("NVIDIA H200", 0, "GPU-a", "gpu-host")
 }
 
 fn header(date: &str) -> Header {
-    let run = RunInfo {
-        id: format!("{date} GPU-a"),
-        kind: RunKind::Bench,
-        date: date.into(),
-        git_commit: "abc".into(),
-        lab_version: "0.1.0".into(),
-        nvcc: "13.0.88".into(),
-        driver: "13.0".into(),
-        command: "kernel-lab bench".into(),
-        seed: Some(7),
-        policy: Some(Policy::quick()),
-        hang_limit_s: None,
-    };
-    Header { schema: SCHEMA, run, device: device() }
+    common::bench_header(date, device())
 }
 
 /// An sgemm variant at 4096³ paired with cuBLAS at `ratio` ± 0.5%, 2.8 ms a launch.
