@@ -3,7 +3,7 @@
 use kernel_lab::facts::launch::{Grid, Params};
 use kernel_lab::gpu::registry::{self, VariantSpec};
 use kernel_lab::measure::families::inputs::{random_f32, seed_for};
-use kernel_lab::measure::families::{self, can_implement, sgemm::full_product, Family, Shape};
+use kernel_lab::measure::families::{self, can_implement, gemm_reference::full_product, Family, Shape};
 
 fn all() -> &'static [VariantSpec] {
     registry::all().expect("`cargo build` writes the kernel set")

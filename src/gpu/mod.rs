@@ -3,6 +3,7 @@
 //! stands on this; nothing here knows a family.
 
 pub mod availability;
+pub mod compare;
 pub mod device;
 pub mod driver;
 pub mod ffi;

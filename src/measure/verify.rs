@@ -2,7 +2,8 @@
 //! family's precision (`schema::check`). NaN or infinity anywhere in the output fails, whatever
 //! the norm.
 
-pub use crate::schema::check::{Check, Precision};
+pub use crate::gpu::compare::Sums;
+pub use crate::schema::check::{Check, Precision, ELEMENT_BOUND};
 
 const FIRST_BAD: usize = 5;
 /// Below this many elements a check runs on one thread.
@@ -21,8 +22,9 @@ fn chunked<T: Send>(count: usize, f: &(dyn Fn(std::ops::Range<usize>) -> T + Syn
 
 /// Compares `output` with `count` reference pairs (`reference(j)` gives the j-th: the output
 /// index and the value it must hold), and scans all of `output` for non-finite values. An
-/// element is listed as bad when it is non-finite or off by more than the tolerance times the
-/// reference's RMS.
+/// element is beyond when it is non-finite or off by more than the element bound
+/// (`ELEMENT_BOUND` times the tolerance times the reference's RMS); any such element fails the
+/// check, however small its share of the norm.
 pub fn check(output: &[f32], count: usize, reference: &(dyn Fn(usize) -> (usize, f64) + Sync), precision: Precision) -> Check {
     let tolerance = precision.tolerance();
     let nonfinite = chunked(output.len(), &|r| output[r].iter().filter(|x| !x.is_finite()).count()).into_iter().sum();
@@ -34,28 +36,74 @@ pub fn check(output: &[f32], count: usize, reference: &(dyn Fn(usize) -> (usize,
     });
     let (num, den) = sums.into_iter().fold((0.0, 0.0), |a, b| (a.0 + b.0, a.1 + b.1));
     let rms = (den / count.max(1) as f64).sqrt();
+    let bound = ELEMENT_BOUND * tolerance * rms;
     let mut first_bad: Vec<(usize, f64, f64)> =
         output.iter().enumerate().filter(|(_, g)| !g.is_finite()).take(FIRST_BAD).map(|(i, g)| (i, *g as f64, f64::NAN)).collect();
+    // Per chunk: elements beyond, the largest finite deviation, the first few beyond.
     let off = chunked(count, &|r| {
-        r.map(reference)
-            .filter(|&(i, w)| {
-                let g = output[i] as f64;
-                g.is_finite() && (g - w).abs() > tolerance * rms
-            })
-            .take(FIRST_BAD)
-            .map(|(i, w)| (i, output[i] as f64, w))
-            .collect::<Vec<_>>()
+        let (mut beyond, mut worst, mut first) = (0usize, 0.0f64, Vec::new());
+        for (i, w) in r.map(reference) {
+            let g = output[i] as f64;
+            let d = (g - w).abs();
+            if g.is_finite() {
+                worst = worst.max(d);
+            }
+            if d > bound || d.is_nan() {
+                beyond += 1;
+                if g.is_finite() && first.len() < FIRST_BAD {
+                    first.push((i, g, w));
+                }
+            }
+        }
+        (beyond, worst, first)
     });
-    first_bad.extend(off.into_iter().flatten());
+    let beyond = off.iter().map(|o| o.0).sum();
+    let worst = off.iter().map(|o| o.1).fold(0.0, f64::max);
+    first_bad.extend(off.into_iter().flat_map(|o| o.2));
     first_bad.truncate(FIRST_BAD);
-    let error = if den > 0.0 {
+    Check { error: norm(num, den), tolerance, compared: count, nonfinite, beyond, worst: relative(worst, rms), first_bad }
+}
+
+/// The check from the GPU's comparison of every element of an output (`gpu::compare`) with its
+/// reference; `first` is the first element beyond (index, got, want), where there is one.
+pub fn from_sums(sums: &Sums, elements: usize, precision: Precision, first: Option<(usize, f64, f64)>) -> Check {
+    let rms = (sums.ref2 / elements.max(1) as f64).sqrt();
+    Check {
+        error: norm(sums.diff2, sums.ref2),
+        tolerance: precision.tolerance(),
+        compared: elements,
+        nonfinite: sums.nonfinite as usize,
+        beyond: sums.beyond as usize,
+        worst: relative(sums.worst, rms),
+        first_bad: first.into_iter().collect(),
+    }
+}
+
+/// The bound `compare` counts elements beyond, for a reference whose squares sum to `ref2`.
+pub fn element_bound(precision: Precision, ref2: f64, elements: usize) -> f64 {
+    ELEMENT_BOUND * precision.tolerance() * (ref2 / elements.max(1) as f64).sqrt()
+}
+
+/// ||out - ref|| / ||ref|| from the two sums of squares: 0 where both are 0.
+fn norm(num: f64, den: f64) -> f64 {
+    if den > 0.0 {
         (num / den).sqrt()
     } else if num == 0.0 {
         0.0
     } else {
         f64::INFINITY
-    };
-    Check { error, tolerance, compared: count, nonfinite, first_bad }
+    }
+}
+
+/// `d` in units of `rms` (0 for an all-zero reference matched exactly).
+fn relative(d: f64, rms: f64) -> f64 {
+    if rms > 0.0 {
+        d / rms
+    } else if d == 0.0 {
+        0.0
+    } else {
+        f64::INFINITY
+    }
 }
 
 /// The check of integer words, which must match exactly: `first_bad` is the first mismatch
@@ -66,6 +114,8 @@ pub fn check_words(first_bad: Option<(usize, u32, u32)>, compared: usize) -> Che
         tolerance: Precision::Exact.tolerance(),
         compared,
         nonfinite: 0,
+        beyond: usize::from(first_bad.is_some()),
+        worst: 0.0,
         first_bad: first_bad.map(|(i, g, w)| (i, g as f64, w as f64)).into_iter().collect(),
     }
 }

@@ -47,6 +47,12 @@ impl Precision {
     }
 }
 
+/// An element passes within this many times the norm's tolerance, times the reference's RMS.
+/// The tolerances are 7 to 10 times the norm rounding leaves (more for fp16 and bf16); the
+/// largest of 67 million rounding errors lies about 6 of their standard deviations out, near
+/// the tolerance itself, so the bound leaves the room of a further factor of 4.
+pub const ELEMENT_BOUND: f64 = 4.0;
+
 /// The outcome of one check.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Check {
@@ -59,6 +65,15 @@ pub struct Check {
     pub compared: usize,
     /// Elements of the whole output that are NaN or infinite (poison left unwritten shows here).
     pub nonfinite: usize,
+    /// Compared elements off by more than `ELEMENT_BOUND` times the tolerance times the
+    /// reference's RMS (or not finite): one wrong element of 67 million moves the norm by about
+    /// 1e-4 of the RMS, under every tolerance but the exact one, so the norm alone lets it pass.
+    #[serde(default)]
+    pub beyond: usize,
+    /// The largest |out - ref| of a finite compared element, over the reference's RMS: how near
+    /// the element bound the rounding came.
+    #[serde(default, with = "nan_as_null")]
+    pub worst: f64,
     /// The first few bad elements: (index, got, want), want NaN for a non-finite element the
     /// reference was not sampled at; `describe` carries them into results.
     #[serde(skip)]
@@ -67,7 +82,7 @@ pub struct Check {
 
 impl Check {
     pub fn passed(&self) -> bool {
-        self.nonfinite == 0 && self.error.is_finite() && self.error <= self.tolerance
+        self.nonfinite == 0 && self.beyond == 0 && self.error.is_finite() && self.error <= self.tolerance
     }
 
     /// One line for errors and logs.
@@ -78,10 +93,13 @@ impl Check {
             .map(|(i, g, w)| if w.is_nan() { format!("[{i}] got {g:e}") } else { format!("[{i}] got {g:e} want {w:e}") })
             .collect();
         format!(
-            "error {:.3e} (tolerance {:.1e}) over {} elements, {} non-finite{}{}",
+            "error {:.3e} (tolerance {:.1e}) over {} elements, {} beyond {:.0e} of the RMS (worst {:.1e}), {} non-finite{}{}",
             self.error,
             self.tolerance,
             self.compared,
+            self.beyond,
+            ELEMENT_BOUND * self.tolerance,
+            self.worst,
             self.nonfinite,
             if bad.is_empty() { "" } else { "; first bad: " },
             bad.join(", ")

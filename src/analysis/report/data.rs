@@ -55,8 +55,12 @@ pub struct Row {
     /// The median SM clock and mean board power while it was timed.
     pub sm_mhz: Option<u32>,
     pub power_w: Option<f64>,
-    /// The largest error against the f64 reference, in the precision's own measure.
+    /// The error norm against the f64 reference, in the precision's own measure.
     pub error: Option<f64>,
+    /// Elements of the output compared with the reference, and how many of them were beyond the
+    /// element bound.
+    pub compared: Option<usize>,
+    pub beyond: Option<usize>,
 }
 
 /// A serde enum's name as the results files write it ("vendor_best", "sustained").
@@ -97,6 +101,8 @@ pub fn row(results: &str, run: Option<&RunInfo>, device: &DeviceInfo, card: &str
         sm_mhz: e.telemetry.as_ref().map(|t| t.sm_mhz_median),
         power_w: e.telemetry.as_ref().map(|t| t.power_w),
         error: e.verify.as_ref().map(|c| c.error),
+        compared: e.verify.as_ref().map(|c| c.compared),
+        beyond: e.verify.as_ref().map(|c| c.beyond),
     }
 }
 
@@ -117,7 +123,7 @@ pub fn rows(files: &[(String, View)], keys: &[(String, String, String)]) -> Vec<
 
 /// The columns of `Row`, in its order (a JSON object's keys come back sorted, so CSV takes its
 /// order from here; a test holds the two equal).
-pub const COLUMNS: [&str; 26] = [
+pub const COLUMNS: [&str; 28] = [
     "results",
     "run",
     "date",
@@ -144,6 +150,8 @@ pub const COLUMNS: [&str; 26] = [
     "sm_mhz",
     "power_w",
     "error",
+    "compared",
+    "beyond",
 ];
 
 /// CSV: a header of the columns, then one line per row.

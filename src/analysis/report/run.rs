@@ -54,7 +54,8 @@ pub fn bench_tables(entries: &[Entry], markdown: bool) -> String {
 
 /// The verify output: every check with its seed.
 pub fn verify_table(entries: &[Entry]) -> String {
-    let mut t = new_table(["family", "variant", "shape", "seed", "error", "tolerance", "status"].map(String::from).to_vec(), false);
+    let headers = ["family", "variant", "shape", "seed", "error", "tolerance", "compared", "beyond", "status"];
+    let mut t = new_table(headers.map(String::from).to_vec(), false);
     for e in entries {
         t.add_row(vec![
             e.family.clone(),
@@ -63,6 +64,8 @@ pub fn verify_table(entries: &[Entry]) -> String {
             format!("{:#x}", e.seed),
             opt(e.verify.as_ref(), |c| format!("{:.2e}", c.error)),
             opt(e.verify.as_ref(), |c| format!("{:.0e}", c.tolerance)),
+            opt(e.verify.as_ref(), |c| c.compared.to_string()),
+            opt(e.verify.as_ref(), |c| c.beyond.to_string()),
             note(e),
         ]);
     }

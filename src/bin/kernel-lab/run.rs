@@ -15,6 +15,7 @@ use kernel_lab::measure::phases::Phases;
 use kernel_lab::measure::plan::{self, Job, Options};
 use kernel_lab::measure::resume::Appender;
 use kernel_lab::measure::runner::{self, Event, Ratios};
+use kernel_lab::schema::check::Check;
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Status};
 use kernel_lab::schema::run::{Record, Regime, RunKind};
@@ -147,7 +148,7 @@ pub fn verify(args: &RunArgs, fuzz: Option<usize>, format: Format) -> Result<u8>
     let what = if fuzz.is_some() { "fuzzing" } else { "verifying" };
     eprintln!("{what} on {} ({}), run seed {seed} (replay with --seed {seed})", dev.name, dev.arch_name());
     let mut entries = Vec::new();
-    args.execute(&plan::jobs(&plans, &opts, seed), &dev, &mut |e| {
+    let phases = args.execute(&plan::jobs(&plans, &opts, seed), &dev, &mut |e| {
         entries.push(e);
         Ok(())
     })?;
@@ -174,7 +175,18 @@ pub fn verify(args: &RunArgs, fuzz: Option<usize>, format: Format) -> Result<u8>
             say(format, &line)?;
         }
     }
+    say_checks(&entries, &phases.list(), format)?;
     summarise(&entries, format)
+}
+
+/// How many elements the checks compared, and where the run's wall time went.
+fn say_checks(entries: &[Entry], phases: &[(String, f64)], format: Format) -> Result<()> {
+    let checks: Vec<&Check> = entries.iter().flat_map(|e| e.verify.iter().chain(&e.verify_after)).collect();
+    let compared: usize = checks.iter().map(|c| c.compared).sum();
+    say(format, &format!("{} checks against the f64 reference compared {compared} output elements", checks.len()))?;
+    let total: f64 = phases.iter().map(|p| p.1).sum();
+    let parts: Vec<String> = phases.iter().map(|(n, s)| format!("{n} {s:.1} s")).collect();
+    say(format, &format!("{} entries in {total:.1} s: {}", entries.len(), parts.join(", ")))
 }
 
 /// How a bench is timed.
@@ -265,9 +277,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
         recorder.append(Record::Note { text: n.clone() })?;
     }
     let list = phases.list();
-    let total: f64 = list.iter().map(|p| p.1).sum();
-    let parts: Vec<String> = list.iter().map(|(n, s)| format!("{n} {s:.1} s")).collect();
-    let path = recorder.finish(list)?;
+    let path = recorder.finish(list.clone())?;
     let saved = match (save_baseline, &path) {
         (Some(name), Some(p)) => Some(store::save_baseline(p, name)?),
         _ => None,
@@ -286,7 +296,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
             say(format, text.trim_end())?;
         }
     }
-    say(format, &format!("{} entries in {total:.0} s: {}", entries.len(), parts.join(", ")))?;
+    say_checks(&entries, &list, format)?;
     if let Some(p) = &path {
         say(format, &format!("results: {}", p.display()))?;
     }

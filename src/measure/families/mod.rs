@@ -2,6 +2,7 @@
 //! its declared work, its ceiling, and how a case is prepared (inputs, the f64 reference, the
 //! launches of its kernels and of its vendor baseline, the check).
 
+pub mod gemm_reference;
 pub mod inputs;
 pub mod l2;
 pub mod memory;

@@ -4,8 +4,8 @@
 use cudarc::cublas::sys::{cublasComputeType_t, cublasOperation_t::CUBLAS_OP_N, cudaDataType_t};
 use cudarc::cublas::{Gemm, GemmConfig};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
-use rand::{RngExt, SeedableRng};
 
+use super::gemm_reference::GemmReference;
 use super::inputs::{poison, random_f32};
 use super::pitched::{line_pitch, pitched};
 use super::stream_k;
@@ -16,7 +16,6 @@ use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::ffi::lab_gemm_f32_args;
 use crate::gpu::lt;
-use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
 use crate::schema::entry::{Unit, Work};
 
@@ -31,12 +30,6 @@ static INFO: FamilyInfo = FamilyInfo {
     arithmetic: sheet::Precision::Fp32,
     shapes: Shapes::Gemm,
 };
-
-/// Up to this many multiply-adds the reference is the whole product; above, a sample.
-const FULL_REFERENCE_MAX: u64 = 1 << 30;
-/// Random elements checked above that, besides the whole last row and last column (the edge
-/// tiles, where bounds bugs live).
-const SAMPLES: usize = 4096;
 
 fn sq(s: u64) -> Shape {
     Shape(vec![s, s, s])
@@ -110,7 +103,7 @@ impl Family for Sgemm {
         let [m, n, k] = [shape.0[0] as usize, shape.0[1] as usize, shape.0[2] as usize];
         let a = random_f32(m * k, seed);
         let b = random_f32(k * n, seed ^ 0x9e37_79b9_7f4a_7c15);
-        let (idx, want) = reference(&a, &b, m, n, k, seed);
+        let reference = GemmReference::new(gpu, &a, &b, [m, n, k], seed)?;
         let c_len = m * n;
         Ok(Box::new(GemmCase {
             m,
@@ -123,53 +116,9 @@ impl Family for Sgemm {
             a_pitched: None,
             b_pitched: None,
             scratch: stream_k::Scratch::default(),
-            idx,
-            want,
+            reference,
         }))
     }
-}
-
-/// The f64 reference: the whole product when it is small, else a sample that always includes
-/// the last row and the last column.
-pub fn reference(a: &[f32], b: &[f32], m: usize, n: usize, k: usize, seed: u64) -> (Vec<usize>, Vec<f64>) {
-    if (m as u64) * (n as u64) * (k as u64) <= FULL_REFERENCE_MAX {
-        return ((0..m * n).collect(), full_product(a, b, m, n, k));
-    }
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed.rotate_left(17));
-    let mut idx: Vec<usize> = (0..SAMPLES).map(|_| rng.random_range(0..m * n)).collect();
-    idx.extend((0..n).map(|j| (m - 1) * n + j));
-    idx.extend((0..m).map(|i| i * n + n - 1));
-    let want = idx
-        .iter()
-        .map(|&e| {
-            let (i, j) = (e / n, e % n);
-            (0..k).map(|p| a[i * k + p] as f64 * b[p * n + j] as f64).sum()
-        })
-        .collect();
-    (idx, want)
-}
-
-/// A·B in f64, rows split across the CPU's threads.
-pub fn full_product(a: &[f32], b: &[f32], m: usize, n: usize, k: usize) -> Vec<f64> {
-    let mut c = vec![0.0f64; m * n];
-    let threads = std::thread::available_parallelism().map(|t| t.get()).unwrap_or(1);
-    let rows_per = m.div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        for (chunk_i, chunk) in c.chunks_mut(rows_per * n.max(1)).enumerate() {
-            s.spawn(move || {
-                for (r, row) in chunk.chunks_mut(n).enumerate() {
-                    let i = chunk_i * rows_per + r;
-                    for p in 0..k {
-                        let aip = a[i * k + p] as f64;
-                        for (cj, &bj) in row.iter_mut().zip(&b[p * n..(p + 1) * n]) {
-                            *cj += aip * bj as f64;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    c
 }
 
 struct GemmCase {
@@ -183,8 +132,7 @@ struct GemmCase {
     a_pitched: Option<CudaSlice<f32>>,
     b_pitched: Option<CudaSlice<f32>>,
     scratch: stream_k::Scratch,
-    idx: Vec<usize>,
-    want: Vec<f64>,
+    reference: GemmReference,
 }
 
 /// The row pitch a PAD_ROWS kernel gets `cols` floats at: the rows themselves where they are
@@ -259,8 +207,6 @@ impl Case for GemmCase {
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
-        let out = gpu.stream.clone_dtoh(&self.c)?;
-        let (idx, want) = (&self.idx, &self.want);
-        Ok(verify::check(&out, idx.len(), &|j| (idx[j], want[j]), precision))
+        self.reference.check(gpu, &self.c, precision)
     }
 }

@@ -11,13 +11,14 @@ use rand::{RngExt, SeedableRng};
 use super::super::inputs::random_f32;
 use super::super::{FamilyInfo, Shapes};
 use crate::facts::sheet::Precision as SheetPrecision;
+use crate::gpu::compare::Element;
 use crate::schema::check::Precision;
 use crate::schema::entry::Unit;
 
 pub trait Kind: Sync + Send + 'static {
     type In: DeviceRepr + Copy + Unpin + Send + Sync + 'static;
     /// The output type; every output value is exact in f64.
-    type Out: DeviceRepr + ValidAsZeroBits + Copy + Unpin + Send + Sync + Into<f64> + 'static;
+    type Out: Element + ValidAsZeroBits + Copy + Unpin + Send + Sync + Into<f64> + 'static;
     /// The family's facts (name, baseline, precision, arithmetic).
     fn info() -> &'static FamilyInfo;
     const IN: cudaDataType_t;

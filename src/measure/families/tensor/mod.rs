@@ -17,7 +17,8 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use self::kinds::{Bf16, Fp16, Fp8, Int8, Kind, Tf32};
 use super::inputs::poison;
 use super::pitched::pitched;
-use super::sgemm::{gemm_suites, gemm_work, reference};
+use super::gemm_reference::GemmReference;
+use super::sgemm::{gemm_suites, gemm_work};
 use super::stream_k;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
 use crate::error::{LabError, Result};
@@ -27,7 +28,6 @@ use crate::gpu::device::{Gpu, Kernel};
 use crate::gpu::driver;
 use crate::gpu::ffi::{lab_gemm_f32_args, lab_gemm_tc_args, lab_gemm_tma_args, lab_tma, LAB_TMA_C_COLS, LAB_TMA_C_ROWS};
 use crate::gpu::lt;
-use crate::measure::verify;
 use crate::schema::check::{Check, Precision};
 use crate::schema::device::DeviceInfo;
 use crate::schema::entry::Work;
@@ -82,7 +82,7 @@ impl<K: Kind> Family for MmaGemm<K> {
         let [m, n, k] = [shape.0[0] as usize, shape.0[1] as usize, shape.0[2] as usize];
         let (a_in, a) = K::draw(m * k, seed);
         let (b_in, b) = K::draw(k * n, seed ^ 0x9e37_79b9_7f4a_7c15);
-        let (idx, want) = reference(&a, &b, m, n, k, seed);
+        let reference = GemmReference::new(gpu, &a, &b, [m, n, k], seed)?;
         let b_t = if K::B_KMAJOR {
             let t: Vec<K::In> = (0..n * k).map(|i| b_in[(i % k) * n + i / k]).collect();
             Some(gpu.stream.clone_htod(&t)?)
@@ -102,8 +102,7 @@ impl<K: Kind> Family for MmaGemm<K> {
             b_t,
             lt_default: None,
             scratch: stream_k::Scratch::default(),
-            idx,
-            want,
+            reference,
         }))
     }
 }
@@ -124,8 +123,7 @@ struct MmaCase<K: Kind> {
     lt_default: Option<lt::Prepared>,
     /// A stream-K kernel's scratch (lab_gemm_tma_args, or lab_gemm_f32_args without TMA).
     scratch: stream_k::Scratch,
-    idx: Vec<usize>,
-    want: Vec<f64>,
+    reference: GemmReference,
 }
 
 impl<K: Kind> Case for MmaCase<K> {
@@ -265,8 +263,6 @@ impl<K: Kind> Case for MmaCase<K> {
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
-        let out: Vec<f32> = gpu.stream.clone_dtoh(&self.c)?.into_iter().map(|x| Into::<f64>::into(x) as f32).collect();
-        let (idx, want) = (&self.idx, &self.want);
-        Ok(verify::check(&out, idx.len(), &|j| (idx[j], want[j]), precision))
+        self.reference.check(gpu, &self.c, precision)
     }
 }
