@@ -333,4 +333,19 @@ fn fresh_measures_everything_again_and_a_cache_replays_a_search() {
     assert_eq!(tune_cache::simulate(Strategy::Random, &cache, &[spec.config()], 9, 30), replay, "seeded");
     let everything = tune_cache::simulate(Strategy::Genetic, &cache, &[], 1, usize::MAX);
     assert_eq!(everything.len(), whole.candidates.len(), "a strategy replayed to the end covers the cache");
+    // Judging a strategy: the evaluations to the best stored rate, per seed, counted from the
+    // replay itself.
+    let best = tune_cache::best(&cache).unwrap();
+    assert_eq!(Some(best), everything.iter().filter_map(|(_, s)| *s).reduce(f64::max));
+    for strategy in Strategy::ALL {
+        let to = tune_cache::evaluations_to(strategy, &cache, &[spec.config()], 0..6, best);
+        for (seed, n) in (0..6).zip(&to) {
+            let replay = tune_cache::simulate(strategy, &cache, &[spec.config()], seed, usize::MAX);
+            let want = replay.iter().position(|(_, s)| *s == Some(best)).map(|i| i + 1);
+            assert_eq!(*n, want, "{} seed {seed}", strategy.name());
+            assert!(n.is_some(), "a replay to the end reaches the best");
+        }
+        let never = tune_cache::evaluations_to(strategy, &cache, &[], 0..3, best * 2.0);
+        assert_eq!(never, [None, None, None], "no stored rate is twice the best");
+    }
 }

@@ -90,6 +90,20 @@ pub fn simulate(strategy: Strategy, cache: &Cache, first: &[Config], seed: u64, 
     trace.unwrap_or_default().into_iter().map(|e| (space.configs[e.index].clone(), e.score)).collect()
 }
 
+/// Per seed of `seeds`, how many evaluations `strategy` replayed on the cache (after `first`,
+/// as in `simulate`) took to reach a configuration scoring at least `target`; None where it
+/// never did. What a strategy is judged by: the search it saves to reach a given configuration.
+pub fn evaluations_to(strategy: Strategy, cache: &Cache, first: &[Config], seeds: std::ops::Range<u64>, target: f64) -> Vec<Option<usize>> {
+    seeds
+        .map(|seed| simulate(strategy, cache, first, seed, usize::MAX).iter().position(|(_, s)| s.is_some_and(|s| s >= target)).map(|i| i + 1))
+        .collect()
+}
+
+/// The best score stored in the cache.
+pub fn best(cache: &Cache) -> Option<f64> {
+    cache.candidates.iter().filter_map(score).fold(None, |b, s| Some(b.map_or(s, |b: f64| b.max(s))))
+}
+
 /// The newest tune run started with the same arguments as `args` (this process's, the program
 /// first), where it did not finish: a search killed and started again takes up its seed, so it
 /// retraces its picks from the cache and goes on where it stopped, and keeps the searches it had
