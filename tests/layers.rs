@@ -166,3 +166,33 @@ fn every_file_says_what_it_owns_and_stays_small() {
         }
     }
 }
+
+/// A family is compared by its id or its role (`facts::family`), never by its name: code that
+/// branches on `e.family == "l2"` misses a second family of the same role and breaks on a rename.
+/// Flags a family's name as a string literal beside `==`, `!=`, `=>` or `|` anywhere in src/ or
+/// crates/ outside the registry.
+#[test]
+fn no_family_name_is_compared_as_a_string_outside_the_registry() {
+    let names = ["memory", "l2", "reduce", "transpose", "sgemm", "tensor", "bf16", "tf32", "int8", "fp8", "peak"];
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("crates"), &mut files);
+    let registry = root().join("crates/facts/src/family.rs");
+    let mut found = Vec::new();
+    for f in files.iter().filter(|f| **f != registry) {
+        for (i, line) in code(&std::fs::read_to_string(f).unwrap()).lines().enumerate() {
+            for n in names {
+                let lit = format!("\"{n}\"");
+                let Some(at) = line.find(&lit) else { continue };
+                let (before, after) = (line[..at].trim_end(), line[at + lit.len()..].trim_start());
+                let compared = ["==", "!=", "|"].iter().any(|op| before.ends_with(op))
+                    || ["==", "!=", "=>", "|"].iter().any(|op| after.starts_with(op))
+                    || before.ends_with("contains(&") && after.starts_with(')');
+                if compared {
+                    found.push(format!("{}:{}: {}", f.strip_prefix(root()).unwrap().display(), i + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "family names compared as strings (use FamilyId or a Role):\n{}", found.join("\n"));
+}

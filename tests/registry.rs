@@ -227,7 +227,7 @@ fn pcie_rates_per_generation() {
 #[test]
 fn every_family_has_sizes_work_and_a_manifest() {
     for f in families::all() {
-        let name = f.info().name;
+        let name = f.info().name();
         assert!(!f.default_sizes(false).is_empty() && !f.default_sizes(true).is_empty(), "{name}");
         assert!(registry::families().unwrap().contains(&name), "{name} has no manifest");
         assert!(kernel_lab::facts::launch::PROTOCOLS.iter().any(|(p, _)| *p == name), "{name} has no launch protocol");
@@ -325,10 +325,10 @@ fn fuzzed_shapes_stay_in_bounds_and_reach_the_edges() {
         let shapes: Vec<Shape> = (0..300).map(|_| f.fuzz_shape(&mut rng)).collect();
         for s in &shapes {
             let text = s.0.iter().map(u64::to_string).collect::<Vec<_>>().join("x");
-            assert!(f.info().shapes.parse(&text).is_ok(), "{} {s}", f.info().name);
-            assert!(s.0.iter().all(|&d| d >= 1), "{} {s}", f.info().name);
+            assert!(f.info().shapes.parse(&text).is_ok(), "{} {s}", f.info().name());
+            assert!(s.0.iter().all(|&d| d >= 1), "{} {s}", f.info().name());
         }
-        if f.info().name == "sgemm" {
+        if f.info().name() == "sgemm" {
             assert!(shapes.iter().any(|s| s.0.contains(&1)), "a dimension of 1");
             assert!(shapes.iter().any(|s| s.0[1] % 2 == 1 && s.0[2] % 2 == 1), "odd rows of A and B");
             assert!(shapes.iter().any(|s| s.0.iter().any(|d| [127, 129, 255, 257].contains(d))), "a tile size +-1");

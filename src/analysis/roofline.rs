@@ -4,6 +4,7 @@
 //! the attainable bound of the same work on each GPU of the spec sheet: min(peak, intensity x
 //! bandwidth), always labelled as a bound.
 
+use crate::facts::family::{plays, Role};
 use plotters::prelude::*;
 
 use super::store::View;
@@ -65,18 +66,18 @@ fn ok(e: &Entry) -> bool {
 
 pub fn ceilings(file: &View) -> Ceilings {
     let mut c = Ceilings::default();
-    for e in file.entries.iter().filter(|e| ok(e) && e.family == "peak") {
+    for e in file.entries.iter().filter(|e| ok(e) && plays(&e.family, Role::ComputePeak)) {
         let (Some(p), Some(r)) = (peak_precision(e), e.rate) else { continue };
         match c.compute.iter_mut().find(|x| x.0 == p) {
             Some(x) => x.1 = x.1.max(r),
             None => c.compute.push((p, r)),
         }
     }
-    let best = |fam: &str, baseline: bool| {
-        file.entries.iter().filter(|e| ok(e) && e.family == fam && (baseline || !e.is_baseline())).filter_map(|e| e.rate).reduce(f64::max)
+    let best = |role: Role, baseline: bool| {
+        file.entries.iter().filter(|e| ok(e) && plays(&e.family, role) && (baseline || !e.is_baseline())).filter_map(|e| e.rate).reduce(f64::max)
     };
-    c.dram_gbs = best("memory", true);
-    c.l2_gbs = best("l2", false);
+    c.dram_gbs = best(Role::DramCeiling, true);
+    c.l2_gbs = best(Role::L2Ceiling, false);
     c
 }
 
@@ -84,9 +85,9 @@ pub fn ceilings(file: &View) -> Ceilings {
 /// rate for its arithmetic, or the best memory (L2, for the l2 family) bandwidth for a GB/s rate.
 pub fn of_measured(c: &Ceilings, e: &Entry) -> Option<f64> {
     let ceiling = match e.unit {
-        Unit::Gbs if e.family == "l2" => c.l2_gbs,
+        Unit::Gbs if plays(&e.family, Role::L2Ceiling) => c.l2_gbs,
         Unit::Gbs => c.dram_gbs,
-        Unit::Tflops if e.family == "peak" => None,
+        Unit::Tflops if plays(&e.family, Role::ComputePeak) => None,
         Unit::Tflops => c.of(arithmetic(&e.family)),
     }?;
     Some(e.rate? / ceiling)
@@ -96,7 +97,7 @@ pub fn of_measured(c: &Ceilings, e: &Entry) -> Option<f64> {
 pub fn points(file: &View) -> Vec<Point> {
     file.entries
         .iter()
-        .filter(|e| ok(e) && e.family != "peak" && e.work.flops > 0.0)
+        .filter(|e| ok(e) && !plays(&e.family, Role::ComputePeak) && e.work.flops > 0.0)
         .filter_map(|e| {
             let bytes = e.work.bytes_read + e.work.bytes_written;
             let ms = e.time?.median_ms;
@@ -163,7 +164,7 @@ pub fn family_color(family: &str) -> RGBColor {
         RGBColor(0, 110, 70),
         RGBColor(120, 70, 0),
     ];
-    let names: Vec<&str> = families::all().iter().map(|f| f.info().name).collect();
+    let names: Vec<&str> = families::all().iter().map(|f| f.info().name()).collect();
     let i = names.iter().position(|n| *n == family).unwrap_or_else(|| names.len() + family.len());
     PALETTE[i % PALETTE.len()]
 }
@@ -248,7 +249,7 @@ fn draw(out: &mut String, title: &str, c: &Ceilings, pts: &[Point]) -> Result<()
     }
     // The points, family by family in registry order; the vendor's hollow.
     let mut fams: Vec<&str> = pts.iter().map(|p| p.family.as_str()).collect();
-    fams.sort_by_key(|f| families::all().iter().position(|x| x.info().name == *f).unwrap_or(usize::MAX));
+    fams.sort_by_key(|f| families::all().iter().position(|x| x.info().name() == *f).unwrap_or(usize::MAX));
     fams.dedup();
     let mut y = chart.backend_coord(&(x1, top)).1;
     let head = ("sans-serif", FONT + 1).into_font().color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));

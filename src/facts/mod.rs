@@ -2,6 +2,6 @@
 //! launch protocols, constraint expressions and ptxas reports (all from `lab_facts`, which the
 //! build script shares), and the published spec sheet.
 
-pub use lab_facts::{arch, expr, kernels, launch, manifest, resources};
+pub use lab_facts::{arch, expr, family, kernels, launch, manifest, resources};
 
 pub mod sheet;

@@ -117,7 +117,7 @@ pub fn plan(opts: &Options, seed: u64) -> Result<Vec<Plan>> {
     for name in &opts.suites {
         if !plans.iter().any(|p| p.family.suites().iter().any(|s| s.name == name)) {
             let known: Vec<String> =
-                families::all().iter().flat_map(|f| f.suites().into_iter().map(move |s| format!("{} {}", f.info().name, s.name))).collect();
+                families::all().iter().flat_map(|f| f.suites().into_iter().map(move |s| format!("{} {}", f.info().name(), s.name))).collect();
             return Err(LabError::Usage(format!("no selected family has a suite '{name}' (suites: {})", known.join(", "))));
         }
     }
@@ -164,10 +164,10 @@ pub fn jobs(plans: &[Plan], opts: &Options, seed: u64) -> Vec<Job> {
                             });
                         }
                     }
-                    Step { dims: shape.0.clone(), seed: seed_for(seed, fam.info().name, shape), subjects }
+                    Step { dims: shape.0.clone(), seed: seed_for(seed, fam.info().name(), shape), subjects }
                 })
                 .collect();
-            Job { family: fam.info().name.to_string(), steps, time: opts.time, policy: opts.policy() }
+            Job { family: fam.info().name().to_string(), steps, time: opts.time, policy: opts.policy() }
         })
         .collect()
 }

@@ -75,7 +75,7 @@ pub fn blank_entry(fam: &dyn Family, subject: &Subject, shape: &Shape, seed: u64
         Subject::Tuned { name, tuned_at, .. } => (name.clone(), Kind::Tuned, Some(tuned_at.clone())),
     };
     Ok(Entry {
-        family: info.name.to_string(),
+        family: info.name().to_string(),
         variant,
         kind,
         rung: spec.map_or(0, |s| s.rung),
@@ -118,7 +118,7 @@ pub fn run_job(gpu: &mut Gpu, job: &Job, from: (usize, usize), sink: &mut dyn Fn
             continue;
         }
         let shape = Shape(step.dims.clone());
-        eprintln!("{} {}: seed {:#018x}", fam.info().name, fam.info().shapes.label(&shape), step.seed);
+        eprintln!("{} {}: seed {:#018x}", fam.info().name(), fam.info().shapes.label(&shape), step.seed);
         sink(Event::Preparing { step: si })?;
         let mut case = fam.prepare(gpu, &shape, step.seed)?;
         // Variants are timed in pairs with the baseline where it verified at this shape; a
@@ -170,7 +170,7 @@ pub fn notes(plans: &[Plan], entries: &[Entry], dev: &DeviceInfo) -> Vec<String>
     plans
         .iter()
         .flat_map(|p| {
-            let name = p.family.info().name;
+            let name = p.family.info().name();
             let mine: Vec<&Entry> = entries.iter().filter(|e| e.family == name).collect();
             p.family.notes(&mine, dev).into_iter().map(move |n| format!("{name}: {n}"))
         })

@@ -9,6 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::arch::{ArchReq, ARCHS};
+use crate::family::FamilyId;
 
 /// How many blocks a launch has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,18 +113,18 @@ pub struct Launch {
 
 /// The families with a protocol, and the defines each reads: what `kernel-lab list` and the
 /// README's protocol table show.
-pub const PROTOCOLS: &[(&str, &str)] = &[
-    ("memory", "OP (LAB_OP_*); BLOCKS_PER_SM for a grid-stride grid of that many blocks per SM, else UNROLL and VEC (elements per thread)"),
-    ("l2", "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
-    ("reduce", "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
-    ("transpose", "TILE_X, TILE_Y (the tile one block moves)"),
-    ("sgemm", "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
-    ("tensor", TENSOR_CORE),
-    ("tf32", TENSOR_CORE),
-    ("int8", TENSOR_CORE),
-    ("bf16", TENSOR_CORE),
-    ("fp8", TENSOR_CORE),
-    ("peak", "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply"),
+pub const PROTOCOLS: &[(FamilyId, &str)] = &[
+    (FamilyId::Memory, "OP (LAB_OP_*); BLOCKS_PER_SM for a grid-stride grid of that many blocks per SM, else UNROLL and VEC (elements per thread)"),
+    (FamilyId::L2, "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
+    (FamilyId::Reduce, "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
+    (FamilyId::Transpose, "TILE_X, TILE_Y (the tile one block moves)"),
+    (FamilyId::Sgemm, "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
+    (FamilyId::Tensor, TENSOR_CORE),
+    (FamilyId::Tf32, TENSOR_CORE),
+    (FamilyId::Int8, TENSOR_CORE),
+    (FamilyId::Bf16, TENSOR_CORE),
+    (FamilyId::Fp8, TENSOR_CORE),
+    (FamilyId::Peak, "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply"),
 ];
 
 /// The Tensor Core GEMM families' protocol.
@@ -150,8 +151,11 @@ impl Launch {
             }
         };
         let per_sm = |resident: bool| need("BLOCKS_PER_SM").map(|blocks_per_sm| Grid::PerSm { blocks_per_sm, resident });
-        let (grid, params) = match family {
-            "memory" => {
+        let id = FamilyId::parse(family).ok_or_else(|| {
+            format!("family '{family}' has no launch protocol: add it to crates/facts/src/family.rs and launch.rs, and a family to src/measure/families")
+        })?;
+        let (grid, params) = match id {
+            FamilyId::Memory => {
                 let op = match get("OP") {
                     Some(0) => StreamOp::Copy,
                     Some(1) => StreamOp::Scale,
@@ -166,7 +170,7 @@ impl Launch {
                 };
                 (grid, Params::Stream { op })
             }
-            "l2" => {
+            FamilyId::L2 => {
                 let data = match get("DATA") {
                     Some(d @ (0 | 1)) => d as u32,
                     Some(v) => return Err(format!("DATA = {v}: the l2 protocol takes 0 (random bits) or 1 (floats)")),
@@ -174,7 +178,7 @@ impl Launch {
                 };
                 (per_sm(true)?, Params::L2 { data })
             }
-            "reduce" => {
+            FamilyId::Reduce => {
                 let single_pass = flag("SINGLE_PASS")?;
                 let grid = match get("BLOCKS_PER_SM") {
                     Some(_) => per_sm(false)?,
@@ -183,8 +187,8 @@ impl Launch {
                 };
                 (grid, Params::Reduce { single_pass })
             }
-            "transpose" => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
-            "sgemm" => {
+            FamilyId::Transpose => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
+            FamilyId::Sgemm => {
                 let stream_k = flag("STREAMK")?;
                 let split_k = get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?;
                 if stream_k && split_k > 1 {
@@ -193,7 +197,7 @@ impl Launch {
                 let tile = (need("BM")?, need("BN")?);
                 (Grid::Tiles { x: tile.1, y: tile.0 }, Params::Gemm { tma_bk: None, tile, stream_k, pad_rows: flag("PAD_ROWS")?, split_k })
             }
-            "tensor" | "tf32" | "int8" | "bf16" | "fp8" => {
+            FamilyId::Tensor | FamilyId::Tf32 | FamilyId::Int8 | FamilyId::Bf16 | FamilyId::Fp8 => {
                 let tma_bk = if flag("TMA")? {
                     if !arch_at_least(arch, 90) {
                         return Err(format!("TMA = 1 needs an sm_90 or newer arch requirement, not {}", arch.describe()));
@@ -232,7 +236,7 @@ impl Launch {
                 };
                 (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k, pad_rows: false, split_k: 1 })
             }
-            "peak" => {
+            FamilyId::Peak => {
                 let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;
                 let prec = u32::try_from(prec).map_err(|_| format!("PREC = {prec} is not a LAB_* precision"))?;
                 let optional = |name: &str, default: u32| get(name).map_or(Ok(default), |_| need(name));
@@ -246,11 +250,6 @@ impl Launch {
                     mma_k: get("MMA_K").map(|_| need("MMA_K")).transpose()?,
                 };
                 (per_sm(true)?, params)
-            }
-            other => {
-                return Err(format!(
-                    "family '{other}' has no launch protocol: add one to crates/facts/src/launch.rs and a family to src/measure/families"
-                ))
             }
         };
         let dyn_smem_bytes = match get("LAB_DYN_SMEM") {

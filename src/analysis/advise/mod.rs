@@ -9,6 +9,7 @@
 
 pub mod workload;
 
+use crate::facts::family::{plays, FamilyId, Role};
 use serde::Serialize;
 
 use crate::analysis::store::View;
@@ -78,9 +79,9 @@ pub struct Row {
 /// GPU: those of the workload's own shapes where there are some, else those comparable to them
 /// (every dimension a multiple of 8, as the workload's are, and FLOPs within a factor of 4 of
 /// its GEMMs': a 1024³ call or a misaligned 4095³ one says little about a 16384x768x3072 one).
-fn shares(view: &View, gpu: &Gpu, req: &Request, family: &str) -> Vec<f64> {
+fn shares(view: &View, gpu: &Gpu, req: &Request, family: FamilyId) -> Vec<f64> {
     let p = req.precision.sheet();
-    let ok = |e: &&Entry| e.family == family && e.kind == Kind::Baseline && e.status == Status::Ok && e.rate.is_some();
+    let ok = |e: &&Entry| FamilyId::parse(&e.family) == Some(family) && e.kind == Kind::Baseline && e.status == Status::Ok && e.rate.is_some();
     let share = |e: &Entry| {
         let w = workload::work(&crate::measure::families::Shape(e.dims.clone()), req.precision);
         Some(e.rate? / gpu.bound(p, w.flops / (w.bytes_read + w.bytes_written))?)
@@ -120,7 +121,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             let best = v
                 .entries
                 .iter()
-                .filter(|e| e.family == "memory" && e.kind == Kind::Baseline && e.status == Status::Ok)
+                .filter(|e| plays(&e.family, Role::DramCeiling) && e.kind == Kind::Baseline && e.status == Status::Ok)
                 .filter_map(|e| e.rate)
                 .fold(f64::NAN, f64::max);
             (best > 0.0).then(|| (gpu, best / gpu.bandwidth_gbs))

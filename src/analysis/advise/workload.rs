@@ -1,6 +1,7 @@
 //! A workload as the lab can price it: its GEMMs per training step (the lab's own BERT and
 //! ResNet-50 suites, or one GEMM), the bytes of its gradients, and the memory a step needs.
 
+use crate::facts::family::{FamilyId, GemmInput};
 use crate::facts::sheet::Precision as Sheet;
 use crate::measure::families::sgemm::{gemm_suites, gemm_work};
 use crate::measure::families::shapes::Shapes;
@@ -51,15 +52,15 @@ impl Precision {
     }
 
     /// The lab's family that measures GEMMs in this precision.
-    pub fn family(self) -> &'static str {
-        match self {
-            Precision::Fp32 => "sgemm",
-            Precision::Tf32 => "tf32",
-            Precision::Fp16 => "tensor",
-            Precision::Int8 => "int8",
-            Precision::Bf16 => "bf16",
-            Precision::Fp8 => "fp8",
-        }
+    pub fn family(self) -> FamilyId {
+        FamilyId::gemm(match self {
+            Precision::Fp32 => GemmInput::Fp32,
+            Precision::Tf32 => GemmInput::Tf32,
+            Precision::Fp16 => GemmInput::Fp16,
+            Precision::Int8 => GemmInput::Int8,
+            Precision::Bf16 => GemmInput::Bf16,
+            Precision::Fp8 => GemmInput::Fp8,
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! measured peak), the sheet's GPUs with no results as attainable bounds, labelled so, and the
 //! tuned constants per GPU side by side.
 
+use crate::facts::family::{plays, Role};
 use super::{new_table, opt, pct_text, plots, rate_text, View};
 use crate::analysis::roofline;
 use crate::facts::sheet::{self, Gpu};
@@ -37,7 +38,7 @@ fn bound(g: &Gpu, e: &Entry) -> Option<f64> {
             let bytes = e.work.bytes_read + e.work.bytes_written;
             g.bound(roofline::arithmetic(&e.family), e.work.flops / bytes)
         }
-        Unit::Gbs => (e.family != "l2").then_some(g.bandwidth_gbs),
+        Unit::Gbs => (!plays(&e.family, Role::L2Ceiling)).then_some(g.bandwidth_gbs),
     }
 }
 
@@ -101,7 +102,7 @@ pub fn bound_rows(files: &[(String, View)]) -> Option<(Vec<String>, Vec<Vec<Stri
     let rows = families(files)
         .into_iter()
         // The peak family's bounds are the sheet's own rates (the sheet table).
-        .filter(|fam| fam != "peak")
+        .filter(|fam| !plays(fam, Role::ComputePeak))
         .filter_map(|fam| {
             let e = files.iter().find_map(|(_, f)| best(f, &fam))?.0;
             let mut row = vec![fam, e.shape.clone(), e.unit.label().to_string()];

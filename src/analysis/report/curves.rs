@@ -3,6 +3,7 @@
 //! (TFLOP/s against M = N = K, the lab's best against cuBLAS), host transfers (pinned against
 //! pageable) and, with several GPUs, peer copies and NCCL's bus bandwidth against size.
 
+use crate::facts::family::{plays, Role};
 use plotters::prelude::*;
 
 use crate::analysis::store::View;
@@ -27,7 +28,7 @@ const SIZE: (u32, u32) = (900, 420);
 /// The l2 family's sweep: each variant's rate against its working set, MiB.
 pub fn l2_sweep(entries: &[&Entry], reported_mib: f64, label: &str) -> Option<Curves> {
     let mut variants: Vec<&str> = Vec::new();
-    for e in entries.iter().filter(|e| e.family == "l2" && e.kind == Kind::Variant) {
+    for e in entries.iter().filter(|e| plays(&e.family, Role::L2Ceiling) && e.kind == Kind::Variant) {
         if !variants.contains(&e.variant.as_str()) {
             variants.push(&e.variant);
         }

@@ -3,6 +3,7 @@
 //! its entries side by side; per device its roofline and ceilings; the summary tables, folded; and
 //! where every figure came from. Nothing long comes before the plots.
 
+use crate::facts::family::{plays, Role};
 use super::{across, cell, curves, plots, price_for, sections, Prices, View};
 use crate::analysis::roofline;
 use crate::schema::entry::Entry;
@@ -77,7 +78,7 @@ fn family_sections(files: &[(String, View)], labels: &[String], keys: &[(String,
                 out.push_str(&format!("<figure class=\"ladder\" data-bars=\"{bars}\">\n{svg}</figure>\n"));
             }
             let reported = f.device.l2_bytes as f64 / (1u64 << 20) as f64;
-            let extra = if fam == "l2" { curves::l2_sweep(&mine, reported, label) } else { curves::alignment(fam, &mine, label) };
+            let extra = if plays(fam, Role::L2Ceiling) { curves::l2_sweep(&mine, reported, label) } else { curves::alignment(fam, &mine, label) };
             if let Some(c) = extra {
                 out.push_str(&format!("<figure class=\"curves\">\n{}</figure>\n", curves::svg(&c)));
             }

@@ -3,6 +3,7 @@
 //! as a whisker, and the baseline (1.0) and the vendor's best as lines. A family without a
 //! baseline (the peak loops) shows each variant's share of the spec sheet's rate instead.
 
+use crate::facts::family::{plays, Role};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -74,7 +75,7 @@ pub fn plot_files(files: &[(String, View)], labels: &[String]) -> Vec<(String, S
                 out.push((name(fam), caption.clone(), ladder_svg(&caption, &mine, at).0));
             }
             let reported = f.device.l2_bytes as f64 / (1u64 << 20) as f64;
-            let (extra, stem) = if fam == "l2" {
+            let (extra, stem) = if plays(fam, Role::L2Ceiling) {
                 (curves::l2_sweep(&mine, reported, label), format!("{fam}-sweep"))
             } else {
                 (curves::alignment(fam, &mine, label), format!("{fam}-align"))

@@ -8,6 +8,7 @@ use kernel_lab::analysis::report::data::to_json;
 use kernel_lab::analysis::report::sections;
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
+use kernel_lab::facts::family::FamilyId;
 use kernel_lab::facts::{arch, launch, resources::Usage, sheet};
 use kernel_lab::gpu::registry::{self, VariantSpec};
 use kernel_lab::gpu::{device, legacy};
@@ -93,8 +94,8 @@ pub fn list(family: Option<&str>, format: Format) -> Result<u8> {
     // The protocols are reading for a person at a table, not data a script asked for.
     if !format.data() {
         outln!("launch protocols (the defines the host reads; every family also: {}):", launch::COMMON);
-        for (fam, reads) in launch::PROTOCOLS.iter().filter(|(f, _)| family.is_none_or(|x| x == *f)) {
-            outln!("  {fam}: {reads}");
+        for (fam, reads) in launch::PROTOCOLS.iter().filter(|(f, _)| family.is_none_or(|x| FamilyId::parse(x) == Some(*f))) {
+            outln!("  {}: {reads}", fam.name());
         }
     }
     Ok(exit::OK)

@@ -11,6 +11,7 @@ mod measure;
 mod profile;
 mod results;
 mod run;
+mod simulate;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -162,7 +162,7 @@ pub fn verify(args: &RunArgs, fuzz: Option<usize>, format: Format) -> Result<u8>
     }
     if fuzz.is_some() {
         for p in &plans {
-            let name = p.family.info().name;
+            let name = p.family.info().name();
             let mine: Vec<&Entry> = entries.iter().filter(|e| e.family == name).collect();
             let n = |s: Status| mine.iter().filter(|e| e.status == s).count();
             let line = format!(

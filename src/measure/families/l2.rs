@@ -9,6 +9,7 @@ use rand::RngExt;
 
 use super::inputs::{memcpy_d2d, poison, random_unit_f32, MEMCPY_D2D};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
+use crate::facts::family::FamilyId;
 use crate::error::Result;
 use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
@@ -22,7 +23,7 @@ use crate::schema::entry::{Entry, Status, Unit, Work};
 pub struct L2;
 
 static INFO: FamilyInfo = FamilyInfo {
-    name: "l2",
+    id: FamilyId::L2,
     baseline: Some(MEMCPY_D2D),
     vendor_best: false,
     precision: Precision::Exact,

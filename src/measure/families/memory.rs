@@ -6,6 +6,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use super::inputs::{memcpy_d2d, poison, random_f32, Readback, MEMCPY_D2D};
 use super::shapes::array_sizes;
 use super::{Case, Family, FamilyInfo, Shape, Shapes};
+use crate::facts::family::FamilyId;
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params, StreamOp};
 use crate::facts::sheet;
@@ -18,7 +19,7 @@ use crate::schema::entry::{Unit, Work};
 pub struct Memory;
 
 static INFO: FamilyInfo = FamilyInfo {
-    name: "memory",
+    id: FamilyId::Memory,
     baseline: Some(MEMCPY_D2D),
     vendor_best: false,
     precision: Precision::Exact,

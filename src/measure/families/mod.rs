@@ -20,6 +20,7 @@ use rand::Rng;
 pub use shapes::{Shape, Shapes};
 
 use crate::error::{LabError, Result};
+use crate::facts::family::FamilyId;
 use crate::facts::launch::{Grid, Launch};
 use crate::facts::sheet;
 use crate::gpu::availability::{self, Source};
@@ -33,7 +34,7 @@ use crate::schema::entry::{Entry, Unit, Work};
 /// What a family is, as data.
 #[derive(Debug)]
 pub struct FamilyInfo {
-    pub name: &'static str,
+    pub id: FamilyId,
     /// The vendor routine every variant is compared with; None where there is none (the peak
     /// family compares with the spec sheet instead).
     pub baseline: Option<&'static str>,
@@ -110,7 +111,13 @@ pub trait Case {
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check>;
 }
 
-/// Every family the lab implements.
+impl FamilyInfo {
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
+}
+
+/// Every family the lab implements: the registry, one line a family.
 pub fn all() -> Vec<&'static dyn Family> {
     vec![
         &memory::Memory,
@@ -127,8 +134,13 @@ pub fn all() -> Vec<&'static dyn Family> {
     ]
 }
 
+/// The family named `name` (`FamilyId::parse`), where the lab implements it.
 pub fn get(name: &str) -> Option<&'static dyn Family> {
-    all().into_iter().find(|f| f.info().name == name)
+    FamilyId::parse(name).and_then(by_id)
+}
+
+pub fn by_id(id: FamilyId) -> Option<&'static dyn Family> {
+    all().into_iter().find(|f| f.info().id == id)
 }
 
 /// The family of a variant; an error where csrc/ has a family that src/ does not.
@@ -141,7 +153,7 @@ pub fn of(spec: &VariantSpec) -> Result<&'static dyn Family> {
 /// Every `--size` value parsed by `family`; the error names the value.
 pub fn parse_sizes(family: &dyn Family, texts: &[String]) -> Result<Vec<Shape>> {
     let info = family.info();
-    texts.iter().map(|t| info.shapes.parse(t).map_err(|m| LabError::Usage(format!("--size for {}: {m}", info.name)))).collect()
+    texts.iter().map(|t| info.shapes.parse(t).map_err(|m| LabError::Usage(format!("--size for {}: {m}", info.name())))).collect()
 }
 
 /// Ok, or why a kernel with `launch` cannot take `shape`: the manifest's `multiple_of`, and a

@@ -12,6 +12,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::inputs::poison;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
+use crate::facts::family::FamilyId;
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet::{self, Precision as SheetPrecision};
@@ -25,7 +26,7 @@ use crate::schema::entry::{Unit, Work};
 pub struct Peak;
 
 static INFO: FamilyInfo = FamilyInfo {
-    name: "peak",
+    id: FamilyId::Peak,
     baseline: None,
     vendor_best: false,
     precision: Precision::Exact,

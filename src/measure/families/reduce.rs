@@ -8,6 +8,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use super::inputs::{memcpy_d2d, poison, random_unit_f32, Readback, MEMCPY_D2D};
 use super::shapes::array_sizes;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
+use crate::facts::family::FamilyId;
 use crate::error::Result;
 use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
@@ -20,7 +21,7 @@ use crate::schema::entry::{Unit, Work};
 pub struct Reduce;
 
 static INFO: FamilyInfo = FamilyInfo {
-    name: "reduce",
+    id: FamilyId::Reduce,
     baseline: Some(MEMCPY_D2D),
     vendor_best: false,
     precision: Precision::Fp32,

@@ -10,6 +10,7 @@ use super::inputs::{poison, random_f32};
 use super::pitched::{line_pitch, pitched};
 use super::stream_k;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
+use crate::facts::family::FamilyId;
 use crate::error::{LabError, Result};
 use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
@@ -22,7 +23,7 @@ use crate::schema::entry::{Unit, Work};
 pub struct Sgemm;
 
 static INFO: FamilyInfo = FamilyInfo {
-    name: "sgemm",
+    id: FamilyId::Sgemm,
     baseline: Some("cuBLAS SGEMM"),
     vendor_best: true,
     precision: Precision::Fp32,

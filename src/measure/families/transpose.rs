@@ -5,6 +5,7 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, poison, random_f32, Readback, MEMCPY_D2D};
 use super::{Case, Family, FamilyInfo, Shape, Shapes};
+use crate::facts::family::FamilyId;
 use crate::error::Result;
 use crate::facts::launch::Launch;
 use crate::facts::sheet;
@@ -17,7 +18,7 @@ use crate::schema::entry::{Unit, Work};
 pub struct Transpose;
 
 static INFO: FamilyInfo = FamilyInfo {
-    name: "transpose",
+    id: FamilyId::Transpose,
     baseline: Some(MEMCPY_D2D),
     vendor_best: false,
     precision: Precision::Exact,

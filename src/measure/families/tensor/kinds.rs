@@ -10,6 +10,7 @@ use rand::{RngExt, SeedableRng};
 
 use super::super::inputs::random_f32;
 use super::super::{FamilyInfo, Shapes};
+use crate::facts::family::FamilyId;
 use crate::facts::sheet::Precision as SheetPrecision;
 use crate::gpu::compare::Element;
 use crate::schema::check::Precision;
@@ -43,8 +44,8 @@ pub trait Kind: Sync + Send + 'static {
 }
 
 /// A family's facts; each differs in its name, baseline, precision and arithmetic.
-const fn info(name: &'static str, baseline: &'static str, precision: Precision, arithmetic: SheetPrecision) -> FamilyInfo {
-    FamilyInfo { name, baseline: Some(baseline), vendor_best: true, precision, unit: Unit::Tflops, arithmetic, shapes: Shapes::Gemm }
+const fn info(id: FamilyId, baseline: &'static str, precision: Precision, arithmetic: SheetPrecision) -> FamilyInfo {
+    FamilyInfo { id, baseline: Some(baseline), vendor_best: true, precision, unit: Unit::Tflops, arithmetic, shapes: Shapes::Gemm }
 }
 
 /// Uniform in [-1, 1), rounded to a type through f32, with the exact values it kept.
@@ -54,7 +55,7 @@ fn rounded<T: Copy>(len: usize, seed: u64, to: impl Fn(f32) -> T, back: impl Fn(
     (v, exact)
 }
 
-static TENSOR_INFO: FamilyInfo = info("tensor", "cuBLAS GemmEx fp16", Precision::Fp16F32Acc, SheetPrecision::Fp16F32Acc);
+static TENSOR_INFO: FamilyInfo = info(FamilyId::Tensor, "cuBLAS GemmEx fp16", Precision::Fp16F32Acc, SheetPrecision::Fp16F32Acc);
 
 pub struct Fp16;
 impl Kind for Fp16 {
@@ -70,7 +71,7 @@ impl Kind for Fp16 {
     }
 }
 
-static BF16_INFO: FamilyInfo = info("bf16", "cuBLAS GemmEx bf16", Precision::Fp16F32Acc, SheetPrecision::Bf16F32Acc);
+static BF16_INFO: FamilyInfo = info(FamilyId::Bf16, "cuBLAS GemmEx bf16", Precision::Fp16F32Acc, SheetPrecision::Bf16F32Acc);
 
 pub struct Bf16;
 impl Kind for Bf16 {
@@ -86,7 +87,7 @@ impl Kind for Bf16 {
     }
 }
 
-static TF32_INFO: FamilyInfo = info("tf32", "cuBLAS GemmEx tf32", Precision::Tf32, SheetPrecision::Tf32);
+static TF32_INFO: FamilyInfo = info(FamilyId::Tf32, "cuBLAS GemmEx tf32", Precision::Tf32, SheetPrecision::Tf32);
 
 pub struct Tf32;
 impl Kind for Tf32 {
@@ -106,7 +107,7 @@ impl Kind for Tf32 {
     }
 }
 
-static INT8_INFO: FamilyInfo = info("int8", "cuBLAS GemmEx int8", Precision::Exact, SheetPrecision::Int8);
+static INT8_INFO: FamilyInfo = info(FamilyId::Int8, "cuBLAS GemmEx int8", Precision::Exact, SheetPrecision::Int8);
 
 pub struct Int8;
 impl Kind for Int8 {
@@ -134,7 +135,7 @@ impl Kind for Int8 {
     }
 }
 
-static FP8_INFO: FamilyInfo = info("fp8", "cuBLASLt fp8 e4m3 (heuristic's first)", Precision::Fp8F32Acc, SheetPrecision::Fp8F32Acc);
+static FP8_INFO: FamilyInfo = info(FamilyId::Fp8, "cuBLASLt fp8 e4m3 (heuristic's first)", Precision::Fp8F32Acc, SheetPrecision::Fp8F32Acc);
 
 pub struct Fp8;
 impl Kind for Fp8 {

@@ -1,0 +1,127 @@
+//! The lab's families, typed: the one place a family's name is written (`name`) or read
+//! (`FamilyId::parse`). Code that needs a particular family asks for its id; code that needs a
+//! kind of family (the ceiling of DRAM, the GEMM of a precision) asks for its role, so a new
+//! family of a known role is picked up wherever that role is read.
+
+/// A family of variants: the folder `csrc/<name>/`, the module `src/measure/families/<name>`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FamilyId {
+    Memory,
+    L2,
+    Reduce,
+    Transpose,
+    Sgemm,
+    Tensor,
+    Bf16,
+    Tf32,
+    Int8,
+    Fp8,
+    Peak,
+}
+
+/// What a family's measurements stand for, beside their own figures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// Its baseline (cudaMemcpy device to device) is the measured DRAM bandwidth: the roofline's
+    /// memory ceiling, and the rate `advise` prices element-wise passes at.
+    DramCeiling,
+    /// Its best variant is the measured L2 bandwidth, swept over working sets around the L2's size.
+    L2Ceiling,
+    /// Its variants are the measured compute ceilings of each precision: ceilings, not points
+    /// under them.
+    ComputePeak,
+    /// A GEMM with inputs of one precision against cuBLAS: what `advise` prices a workload's
+    /// matrix products at, and what the alignment study sweeps.
+    Gemm(GemmInput),
+    /// Another memory-bound kernel (a reduction, a transpose), judged against the DRAM ceiling.
+    MemoryBound,
+}
+
+/// The input precision of a GEMM family, as a workload names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum GemmInput {
+    Fp32,
+    Tf32,
+    Fp16,
+    Bf16,
+    Int8,
+    Fp8,
+}
+
+/// Every family, its name and its role, in the order tables list them.
+const FAMILIES: [(FamilyId, &str, Role); 11] = [
+    (FamilyId::Memory, "memory", Role::DramCeiling),
+    (FamilyId::L2, "l2", Role::L2Ceiling),
+    (FamilyId::Reduce, "reduce", Role::MemoryBound),
+    (FamilyId::Transpose, "transpose", Role::MemoryBound),
+    (FamilyId::Sgemm, "sgemm", Role::Gemm(GemmInput::Fp32)),
+    (FamilyId::Tensor, "tensor", Role::Gemm(GemmInput::Fp16)),
+    (FamilyId::Bf16, "bf16", Role::Gemm(GemmInput::Bf16)),
+    (FamilyId::Tf32, "tf32", Role::Gemm(GemmInput::Tf32)),
+    (FamilyId::Int8, "int8", Role::Gemm(GemmInput::Int8)),
+    (FamilyId::Fp8, "fp8", Role::Gemm(GemmInput::Fp8)),
+    (FamilyId::Peak, "peak", Role::ComputePeak),
+];
+
+impl FamilyId {
+    /// Every family, in the order tables list them.
+    pub fn all() -> impl Iterator<Item = FamilyId> {
+        FAMILIES.iter().map(|f| f.0)
+    }
+
+    fn row(self) -> &'static (FamilyId, &'static str, Role) {
+        FAMILIES.iter().find(|f| f.0 == self).expect("every family has a row")
+    }
+
+    /// Its name: its folder under csrc/, and what results files store.
+    pub fn name(self) -> &'static str {
+        self.row().1
+    }
+
+    pub fn role(self) -> Role {
+        self.row().2
+    }
+
+    /// The family named `name`; None for a name this build does not know (results of another
+    /// version, a folder without a family).
+    pub fn parse(name: &str) -> Option<FamilyId> {
+        FAMILIES.iter().find(|f| f.1 == name).map(|f| f.0)
+    }
+
+    /// The family of GEMMs with inputs in `input`.
+    pub fn gemm(input: GemmInput) -> FamilyId {
+        FAMILIES.iter().find(|f| f.2 == Role::Gemm(input)).map(|f| f.0).expect("a GEMM family for every input precision")
+    }
+}
+
+/// The role of the family a stored entry names; None where this build does not know it.
+pub fn role_of(name: &str) -> Option<Role> {
+    FamilyId::parse(name).map(FamilyId::role)
+}
+
+/// Whether the family named `name` plays `role`.
+pub fn plays(name: &str, role: Role) -> bool {
+    role_of(name) == Some(role)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_and_ids_map_one_to_one() {
+        for id in FamilyId::all() {
+            assert_eq!(FamilyId::parse(id.name()), Some(id));
+        }
+        assert_eq!(FamilyId::all().count(), FAMILIES.len());
+        assert_eq!(FamilyId::parse("no-such-family"), None);
+    }
+
+    #[test]
+    fn each_gemm_input_has_one_family() {
+        for input in [GemmInput::Fp32, GemmInput::Tf32, GemmInput::Fp16, GemmInput::Bf16, GemmInput::Int8, GemmInput::Fp8] {
+            let fams: Vec<FamilyId> = FamilyId::all().filter(|f| f.role() == Role::Gemm(input)).collect();
+            assert_eq!(fams, [FamilyId::gemm(input)]);
+        }
+    }
+}
