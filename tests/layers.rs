@@ -196,3 +196,30 @@ fn no_family_name_is_compared_as_a_string_outside_the_registry() {
     }
     assert!(found.is_empty(), "family names compared as strings (use FamilyId or a Role):\n{}", found.join("\n"));
 }
+
+/// Raw CUDA driver calls and types (cudarc's `driver::sys` and `driver::result`) are the gpu
+/// layer's alone: everything above it goes through `gpu::driver`'s wrappers, each of which says
+/// what it needs of its caller.
+#[test]
+fn raw_driver_calls_and_types_stay_in_the_gpu_layer() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let gpu = root().join("src/gpu");
+    let found: Vec<String> = files
+        .iter()
+        .filter(|f| !f.starts_with(&gpu))
+        .flat_map(|f| {
+            let text = code(&std::fs::read_to_string(f).unwrap());
+            let rel = f.strip_prefix(root()).unwrap().display().to_string();
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| {
+                    let from_driver = l.contains("cudarc::driver") && (l.contains("sys") || l.contains("result"));
+                    from_driver || l.contains("driver::sys") || l.contains("sys::CU")
+                })
+                .map(|(i, l)| format!("{rel}:{}: {}", i + 1, l.trim()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(found.is_empty(), "raw driver use outside src/gpu:\n{}", found.join("\n"));
+}

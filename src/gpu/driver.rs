@@ -4,12 +4,13 @@
 //! `sys` functions.
 
 use std::ffi::c_void;
+use std::sync::Arc;
 
 use cudarc::driver::sys::{
     self, CUdeviceptr, CUresult, CUstream, CUtensorMapDataType, CUtensorMapFloatOOBfill, CUtensorMapInterleave, CUtensorMapL2promotion,
     CUtensorMapSwizzle,
 };
-use cudarc::driver::{CudaContext, CudaFunction};
+use cudarc::driver::{CudaContext, CudaEvent, CudaFunction, CudaGraph, CudaStream};
 
 use super::ffi::lab_tma;
 use crate::error::{LabError, Result};
@@ -65,17 +66,62 @@ pub unsafe fn copy_peer(
     Ok(())
 }
 
+/// An element type a TMA tensor map moves, as the lab's families name them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TmaElement {
+    F16,
+    Bf16,
+    F32,
+    I32,
+    /// One byte: int8, or fp8's bits.
+    Byte,
+}
+
+impl TmaElement {
+    fn driver(self) -> CUtensorMapDataType {
+        match self {
+            TmaElement::F16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
+            TmaElement::Bf16 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+            TmaElement::F32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+            TmaElement::I32 => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
+            TmaElement::Byte => CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        }
+    }
+}
+
+/// An event for timing on `ctx`'s streams (timing enabled, blocking sync off).
+pub fn timing_event(ctx: &Arc<CudaContext>) -> Result<CudaEvent> {
+    Ok(ctx.new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
+}
+
+/// A timing event recorded on `stream` now.
+pub fn record(stream: &Arc<CudaStream>) -> Result<CudaEvent> {
+    Ok(stream.record_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))?)
+}
+
+/// Starts capturing `stream`'s work into a graph (this thread's launches only).
+pub fn begin_capture(stream: &Arc<CudaStream>) -> Result<()> {
+    stream.begin_capture(sys::CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+    Ok(())
+}
+
+/// Ends the capture `begin_capture` started: the graph, instantiated, or None where nothing was
+/// captured.
+pub fn end_capture(stream: &Arc<CudaStream>) -> Result<Option<CudaGraph>> {
+    Ok(stream.end_capture(sys::CUgraphInstantiate_flags(0))?)
+}
+
 /// A 2-D TMA tensor map of a row-major matrix at device address `base`: `dims` (inner first),
 /// the row pitch in bytes, boxes of `boxes` elements, 128-byte swizzle, zeros outside the matrix.
 /// The map only records the address; the kernel that uses it must find the matrix alive.
-pub fn tensor_map_2d(ty: CUtensorMapDataType, base: u64, dims: [u64; 2], pitch: u64, boxes: [u32; 2]) -> Result<lab_tma> {
+pub fn tensor_map_2d(ty: TmaElement, base: u64, dims: [u64; 2], pitch: u64, boxes: [u32; 2]) -> Result<lab_tma> {
     tensor_map(ty, base, &dims, &[pitch], &boxes)
 }
 
 /// A TMA tensor map of rank dims.len() (2 to 5): `strides` in bytes of every dimension but the
 /// first, boxes of `boxes` elements, 128-byte swizzle, zeros outside the tensor, L2 promotion as
 /// `promotion` picks for the first stride.
-pub fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: &[u64], strides: &[u64], boxes: &[u32]) -> Result<lab_tma> {
+pub fn tensor_map(ty: TmaElement, base: u64, dims: &[u64], strides: &[u64], boxes: &[u32]) -> Result<lab_tma> {
     let mut map = lab_tma { opaque: [0; 16] };
     let elem = [1u32; 5];
     debug_assert!((2..=5).contains(&dims.len()) && strides.len() + 1 == dims.len() && boxes.len() == dims.len(), "a tensor map's rank");
@@ -84,7 +130,7 @@ pub fn tensor_map(ty: CUtensorMapDataType, base: u64, dims: &[u64], strides: &[u
     let r = unsafe {
         sys::cuTensorMapEncodeTiled(
             &mut map as *mut lab_tma as *mut _,
-            ty,
+            ty.driver(),
             dims.len() as u32,
             base as *mut _,
             dims.as_ptr(),

@@ -9,12 +9,12 @@
 
 use std::time::Duration;
 
-use cudarc::driver::sys::{CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode};
 use cudarc::driver::{CudaEvent, CudaGraph};
 
 use super::telemetry;
 use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
+use crate::gpu::driver;
 use crate::gpu::flush::Flush;
 use crate::schema::entry::L2Flush;
 use crate::schema::run::{Policy, Regime};
@@ -56,7 +56,7 @@ impl Timer {
     }
 
     fn event(gpu: &Gpu) -> Result<CudaEvent> {
-        Ok(gpu.ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))?)
+        driver::timing_event(&gpu.ctx)
     }
 
     /// One flushed launch between two recorded events (read later).
@@ -78,9 +78,9 @@ impl Timer {
     fn capture(gpu: &Gpu, launch: &mut Launch, one_ms: f64) -> Result<(CudaGraph, usize)> {
         let count = pairing::hot_launches(one_ms);
         gpu.ctx.bind_to_thread()?;
-        gpu.stream.begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)?;
+        driver::begin_capture(&gpu.stream)?;
         let issued = (0..count).try_for_each(|_| launch());
-        let graph = gpu.stream.end_capture(CUgraphInstantiate_flags(0));
+        let graph = driver::end_capture(&gpu.stream);
         issued?;
         let graph = graph?.ok_or_else(|| LabError::Unavailable("the graph capture recorded nothing".into()))?;
         graph.upload()?;

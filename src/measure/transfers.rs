@@ -6,6 +6,7 @@ use super::families::{self, inputs::random_f32, Shape};
 use super::timing::{Samples, Timer};
 use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
+use crate::gpu::driver;
 use crate::gpu::registry;
 use crate::schema::run::{Policy, Regime};
 use crate::schema::stats::Summary;
@@ -111,10 +112,9 @@ fn overlap(gpu: &mut Gpu) -> Result<Overlap> {
     // SAFETY: the transfer's target, checked after the last round.
     let mut dev = unsafe { gpu.stream.alloc::<f32>(BYTES / 4) }?;
     let side = gpu.ctx.new_stream()?;
-    let flags = Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT);
     let gpu = &*gpu;
     let mut time = |launches: u32, copy: bool| -> Result<f64> {
-        let start = gpu.stream.record_event(flags)?;
+        let start = driver::record(&gpu.stream)?;
         side.wait(&start)?;
         if copy {
             side.memcpy_htod(&pinned, &mut dev)?;
@@ -122,7 +122,7 @@ fn overlap(gpu: &mut Gpu) -> Result<Overlap> {
         for _ in 0..launches {
             case.launch(gpu, &kernel)?;
         }
-        let (main_end, side_end) = (gpu.stream.record_event(flags)?, side.record_event(flags)?);
+        let (main_end, side_end) = (driver::record(&gpu.stream)?, driver::record(&side)?);
         Ok((start.elapsed_ms(&main_end)? as f64).max(start.elapsed_ms(&side_end)? as f64))
     };
     let median = |f: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {

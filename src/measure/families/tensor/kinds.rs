@@ -2,7 +2,6 @@
 //! of B, and how its inputs are drawn.
 
 use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
-use cudarc::driver::sys::CUtensorMapDataType;
 use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use float8::F8E4M3;
 use half::{bf16, f16};
@@ -11,6 +10,7 @@ use rand::{RngExt, SeedableRng};
 use super::super::inputs::random_f32;
 use super::super::{FamilyInfo, Shapes};
 use crate::facts::family::FamilyId;
+use crate::gpu::driver::TmaElement;
 use crate::facts::sheet::Precision as SheetPrecision;
 use crate::gpu::compare::Element;
 use crate::schema::check::Precision;
@@ -26,9 +26,9 @@ pub trait Kind: Sync + Send + 'static {
     const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
     /// The input type as a TMA tensor map names it.
-    const TMA: CUtensorMapDataType;
+    const TMA: TmaElement;
     /// The output type as a TMA tensor map names it (a 4-byte type: fp32 unless said otherwise).
-    const OUT_TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const OUT_TMA: TmaElement = TmaElement::F32;
     /// B is given K-major (n x k, copied once before timing) to cuBLAS and to the TMA rungs:
     /// wgmma transposes only 16-bit operands, and cuBLAS's fast kernels for these types take
     /// the same "TN" layout. The mma.sync rungs read B as it is (k x n).
@@ -65,7 +65,7 @@ impl Kind for Fp16 {
         &TENSOR_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    const TMA: TmaElement = TmaElement::F16;
     fn draw(len: usize, seed: u64) -> (Vec<f16>, Vec<f32>) {
         rounded(len, seed, f16::from_f32, f16::to_f32)
     }
@@ -81,7 +81,7 @@ impl Kind for Bf16 {
         &BF16_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16BF;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    const TMA: TmaElement = TmaElement::Bf16;
     fn draw(len: usize, seed: u64) -> (Vec<bf16>, Vec<f32>) {
         rounded(len, seed, bf16::from_f32, bf16::to_f32)
     }
@@ -98,7 +98,7 @@ impl Kind for Tf32 {
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F_FAST_TF32;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    const TMA: TmaElement = TmaElement::F32;
     const B_KMAJOR: bool = true;
     /// Full fp32 values: rounding them to tf32 is part of what the Tensor Cores do.
     fn draw(len: usize, seed: u64) -> (Vec<f32>, Vec<f32>) {
@@ -119,8 +119,8 @@ impl Kind for Int8 {
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8I;
     const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32I;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32I;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
-    const OUT_TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32;
+    const TMA: TmaElement = TmaElement::Byte;
+    const OUT_TMA: TmaElement = TmaElement::I32;
     /// cublasGemmEx int8 with B k x n ("NN") runs 128 TOPS at 8192 on an H200, 6% of the sheet.
     const B_KMAJOR: bool = true;
     /// In [-8, 8): sums of up to 2^15 products stay below 2^21, exact as f32 too.
@@ -146,7 +146,7 @@ impl Kind for Fp8 {
         &FP8_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8F_E4M3;
-    const TMA: CUtensorMapDataType = CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8;
+    const TMA: TmaElement = TmaElement::Byte;
     /// cuBLASLt's fp8 kernels take only "TN".
     const B_KMAJOR: bool = true;
     const LT_DEFAULT: bool = true;
