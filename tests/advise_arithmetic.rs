@@ -333,7 +333,7 @@ fn each_precision_names_its_rate_family_and_element_sizes() {
         (Precision::Int8, S::Int8, "int8", 1.0, 4.0),
         (Precision::Fp8, S::Fp8F32Acc, "fp8", 1.0, 2.0),
     ] {
-        assert_eq!((p.sheet(), p.family(), p.bytes(), p.out_bytes()), (rate, family, input, output), "{p:?}");
+        assert_eq!((p.sheet(), p.family().name(), p.bytes(), p.out_bytes()), (rate, family, input, output), "{p:?}");
     }
 }
 

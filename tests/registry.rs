@@ -230,7 +230,7 @@ fn every_family_has_sizes_work_and_a_manifest() {
         let name = f.info().name();
         assert!(!f.default_sizes(false).is_empty() && !f.default_sizes(true).is_empty(), "{name}");
         assert!(registry::families().unwrap().contains(&name), "{name} has no manifest");
-        assert!(kernel_lab::facts::launch::PROTOCOLS.iter().any(|(p, _)| *p == name), "{name} has no launch protocol");
+        assert!(kernel_lab::facts::launch::PROTOCOLS.iter().any(|(p, _)| p.name() == name), "{name} has no launch protocol");
         for s in f.default_sizes(false) {
             if f.info().baseline.is_some() {
                 assert!(f.work(&s, None).bytes_read > 0.0, "{name} {s}: the baseline reads");
