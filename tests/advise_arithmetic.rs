@@ -303,23 +303,48 @@ fn the_reasoning_names_the_best_rows_and_the_guides_pairs() {
     let fastest = open.iter().min_by(|a, b| a.step_ms.total_cmp(&b.step_ms)).unwrap();
     let dollar = open.iter().filter(|r| r.per_1000_usd.is_some()).max_by(|a, b| a.per_1000_usd.unwrap().total_cmp(&b.per_1000_usd.unwrap())).unwrap();
     let watt = open.iter().max_by(|a, b| a.per_w.total_cmp(&b.per_w)).unwrap();
-    assert!(lines[0].starts_with(&format!("fastest: {} at {:.1} ms a step ({:.1}-{:.1};", fastest.gpu, fastest.step_ms, fastest.step_ms_range.0, fastest.step_ms_range.1)), "{lines:?}");
+    assert!(lines[0].starts_with(&format!("fastest: {} at {:.2} ms a step ({:.2}-{:.2};", fastest.gpu, fastest.step_ms, fastest.step_ms_range.0, fastest.step_ms_range.1)), "{lines:?}");
     assert!(lines[1].starts_with(&format!("most per dollar: {} at {:.2}", dollar.gpu, dollar.per_1000_usd.unwrap())), "{lines:?}");
     assert!(lines[2].starts_with(&format!("most per watt: {} at {:.3}", watt.gpu, watt.per_w)), "{lines:?}");
     let ms = |n: &str| row(&rows, n).step_ms;
     assert!(lines[3].ends_with(&format!("{:.2}x as fast", ms("RTX 4070") / ms("RTX 4090"))) && lines[3].starts_with("RTX 4090 against RTX 4070"), "{lines:?}");
     assert!(lines[4].ends_with(&format!("{:.2}x as fast", ms("V100 SXM2") / ms("RTX 4070 Ti"))) && lines[4].starts_with("RTX 4070 Ti against V100 SXM2"), "{lines:?}");
     assert!(lines[5].contains(&format!("its all-reduce takes {:.1} ms", row(&rows, "RTX 4090").allreduce_ms)), "{lines:?}");
-    assert_eq!(lines.len(), 6);
-    // One GPU: no all-reduce line; bf16 and fp8, which the lab has not measured, say so.
-    let one = request(Workload::BertBase, Precision::Fp16, 1);
-    let lines = advise::why(&one, &advise::advise(&one, &[]));
-    assert!(!lines.iter().any(|l| l.contains("NVLink") || l.starts_with("the lab has no measurement")), "{lines:?}");
-    for p in [Precision::Bf16, Precision::Fp8] {
+    // Without results every row is the sheet's bound, whatever the precision, and the last line
+    // says so; one GPU has no all-reduce line.
+    let nothing = "the lab has measured no GEMM in this precision near these shapes";
+    assert!(lines[6].starts_with(nothing) && lines.len() == 7, "{lines:?}");
+    for p in [Precision::Fp16, Precision::Bf16, Precision::Fp8] {
         let req = request(Workload::BertBase, p, 1);
         let lines = advise::why(&req, &advise::advise(&req, &[]));
-        assert!(lines.last().unwrap().starts_with("the lab has no measurement in this precision yet"), "{p:?}: {lines:?}");
+        assert!(!lines.iter().any(|l| l.contains("NVLink")), "{lines:?}");
+        assert!(lines.last().unwrap().starts_with(nothing), "{p:?}: {lines:?}");
     }
+    // A measured GEMM near the shapes: no such line, and the rows say what they stand on.
+    let one = request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 1);
+    let rows = advise::advise(&one, &[view(("NVIDIA H200", 132), vec![vendor(("NVIDIA H200", 132), &N, 0.8)], None)]);
+    let lines = advise::why(&one, &rows);
+    assert!(!lines.iter().any(|l| l.starts_with(nothing)), "{lines:?}");
+    assert_eq!(row(&rows, "H200 SXM").basis, "measured here (1 GEMM)");
+}
+
+#[test]
+fn a_single_gemm_is_priced_as_a_call_in_ms_and_tflops() {
+    let req = request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 1);
+    let rows = advise::advise(&req, &[view(("NVIDIA H200", 132), vec![vendor(("NVIDIA H200", 132), &N, 0.8)], None)]);
+    let flops = 2.0 * (N[0] * N[1] * N[2]) as f64;
+    for r in &rows {
+        assert!(close(r.tflops.unwrap(), flops / (r.step_ms * 1e9)), "{}", r.gpu);
+        assert_eq!((r.stream_ms, r.allreduce_ms, r.memory_gb), (0.0, 0.0, None), "{}: a GEMM has no step's passes", r.gpu);
+    }
+    let lines = advise::why(&req, &rows);
+    let h200 = row(&rows, "H200 SXM");
+    assert!(lines[0].starts_with(&format!("fastest: H200 SXM at {:.2} ms a GEMM", h200.step_ms)), "{lines:?}");
+    assert!(lines[0].contains(&format!("{:.1} TFLOP/s", h200.tflops.unwrap())), "{lines:?}");
+    assert!(lines[1].contains("TFLOP/s per $1000") && lines[2].contains("TFLOP/s per W"), "{lines:?}");
+    // A model's step has no single rate.
+    let step = request(Workload::BertBase, Precision::Fp16, 1);
+    assert!(advise::advise(&step, &[]).iter().all(|r| r.tflops.is_none()));
 }
 
 #[test]

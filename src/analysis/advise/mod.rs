@@ -71,6 +71,14 @@ pub struct Row {
     pub per_1000_usd: Option<f64>,
     pub per_w: f64,
     pub memory_gb: Option<f64>,
+    /// For a single GEMM, its rate at the predicted time.
+    pub tflops: Option<f64>,
+    /// The launch price and board power of all the GPUs a step runs on.
+    pub usd: Option<f64>,
+    pub tdp_w: f64,
+    /// The share of the sheet's bound the prediction assumes; None where nothing was measured
+    /// (the row is the bound itself).
+    pub efficiency: Option<Efficiency>,
     /// Why it is left out of the ranking (budget, power, memory), if it is.
     pub excluded: Option<String>,
 }
@@ -167,10 +175,10 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 })
                 .sum::<Option<f64>>()?;
             let (eff, basis) = match measured.iter().find(|(g, _)| g.name == gpu.name) {
-                Some((_, e)) => (Some(*e), format!("measured here ({} GEMMs)", e.entries)),
+                Some((_, e)) => (Some(*e), format!("measured here ({} GEMM{})", e.entries, if e.entries == 1 { "" } else { "s" })),
                 None => match pooled {
                     Some(e) => (Some(e), format!("predicted from {} measured GPU(s)", measured.len())),
-                    None => (None, "the sheet's bound (no measurement in this precision)".to_string()),
+                    None => (None, "the sheet's bound (no GEMM measured in this precision near these shapes)".to_string()),
                 },
             };
             let (mid, lo, hi) = eff.map_or((1.0, 1.0, 1.0), |e| (e.median, e.low, e.high));
@@ -206,6 +214,10 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 per_1000_usd: price.map(|pr| steps / (pr * req.gpus as f64) * 1e3),
                 per_w: steps / (gpu.tdp_w as f64 * req.gpus as f64),
                 memory_gb,
+                tflops: req.workload.flops(req.batch).map(|f| f / (step_ms * 1e9)),
+                usd: price.map(|pr| pr * req.gpus as f64),
+                tdp_w: gpu.tdp_w as f64 * req.gpus as f64,
+                efficiency: eff,
                 excluded,
             })
         })
@@ -223,17 +235,26 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
     let best = |key: &dyn Fn(&Row) -> Option<f64>| {
         open.iter().copied().filter(|r| key(r).is_some()).max_by(|a, b| key(a).unwrap().total_cmp(&key(b).unwrap()))
     };
+    // A single GEMM is a call, priced in ms and TFLOP/s; a step is priced in ms and batches/s.
+    let (what, unit) = if req.workload.flops(req.batch).is_some() { ("a GEMM", "TFLOP/s") } else { ("a step", "batches/s") };
+    let per = |r: &Row| r.tflops.unwrap_or(r.steps_per_s);
     if let Some(r) = best(&|r| Some(-r.step_ms)) {
         out.push(format!(
-            "fastest: {} at {:.1} ms a step ({:.1}-{:.1}; {})",
-            r.gpu, r.step_ms, r.step_ms_range.0, r.step_ms_range.1, r.basis
+            "fastest: {} at {:.2} ms {what} ({:.2}-{:.2}; {:.1} {unit}; {})",
+            r.gpu,
+            r.step_ms,
+            r.step_ms_range.0,
+            r.step_ms_range.1,
+            per(r),
+            r.basis
         ));
     }
-    if let Some(r) = best(&|r| r.per_1000_usd) {
-        out.push(format!("most per dollar: {} at {:.2} batches/s per $1000 of launch price", r.gpu, r.per_1000_usd.unwrap_or(0.0)));
+    let per_usd = |r: &Row| r.usd.map(|usd| per(r) / usd * 1e3);
+    if let Some(r) = best(&per_usd) {
+        out.push(format!("most per dollar: {} at {:.2} {unit} per $1000 of launch price", r.gpu, per_usd(r).unwrap_or(0.0)));
     }
-    if let Some(r) = best(&|r| Some(r.per_w)) {
-        out.push(format!("most per watt: {} at {:.3} batches/s per W of TDP", r.gpu, r.per_w));
+    if let Some(r) = best(&|r| Some(per(r) / r.tdp_w)) {
+        out.push(format!("most per watt: {} at {:.3} {unit} per W of TDP", r.gpu, per(r) / r.tdp_w));
     }
     let find = |n: &str| rows.iter().find(|r| r.gpu == n);
     if let (Some(a), Some(b)) = (find("RTX 4090"), find("RTX 4070")) {
@@ -252,8 +273,8 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
             r.link.as_deref().unwrap_or("-")
         ));
     }
-    if req.precision == Precision::Bf16 || req.precision == Precision::Fp8 {
-        out.push("the lab has no measurement in this precision yet: every row is the sheet's bound, not a prediction".into());
+    if !rows.is_empty() && rows.iter().all(|r| r.efficiency.is_none()) {
+        out.push("the lab has measured no GEMM in this precision near these shapes: every row is the sheet's bound, not a prediction".into());
     }
     out
 }

@@ -152,6 +152,14 @@ impl Workload {
         }
     }
 
+    /// The FLOPs of a single GEMM (None for a model's step, which is priced as a step).
+    pub fn flops(&self, batch: u64) -> Option<f64> {
+        match self {
+            Workload::Gemm(_) => Some(self.gemms(batch).iter().map(|(s, n)| n * 2.0 * s.0.iter().map(|&d| d as f64).product::<f64>()).sum()),
+            _ => None,
+        }
+    }
+
     /// Parameters, for the gradients a data-parallel step all-reduces and the optimizer's state.
     pub fn parameters(&self) -> Option<f64> {
         match self {

@@ -69,36 +69,41 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch), "rows": rows, "why": why }))?);
         return Ok(exit::OK);
     }
-    let header = [
-        "rank",
-        "GPU",
-        "step ms",
-        "range",
-        "element-wise ms",
-        "all-reduce ms",
-        "batches/s",
-        "per $1000",
-        "per W",
-        "memory GB",
-        "basis",
-        "left out",
-    ];
-    let mut t = table(&header, a.format);
+    // A single GEMM is one call: its time and rate, none of a step's passes or all-reduce.
+    let gemm = req.workload.flops(batch).is_some();
+    let header: &[&str] = if gemm {
+        &["rank", "GPU", "GEMM ms", "range", "TFLOP/s", "TFLOP/s per $1000", "TFLOP/s per W", "basis", "left out"]
+    } else {
+        &["rank", "GPU", "step ms", "range", "element-wise ms", "all-reduce ms", "batches/s", "per $1000", "per W", "memory GB", "basis", "left out"]
+    };
+    let mut t = table(header, a.format);
     for (i, r) in rows.iter().enumerate() {
-        t.add_row(vec![
-            if r.excluded.is_none() { (i + 1).to_string() } else { "-".into() },
-            r.gpu.to_string(),
-            format!("{:.2}", r.step_ms),
-            format!("{:.2}-{:.2}", r.step_ms_range.0, r.step_ms_range.1),
-            format!("{:.2}", r.stream_ms),
-            r.link.as_ref().map_or("-".into(), |l| format!("{:.2} ({l})", r.allreduce_ms)),
-            format!("{:.1}", r.steps_per_s),
-            opt(r.per_1000_usd, |v| format!("{v:.2}")),
-            format!("{:.3}", r.per_w),
-            opt(r.memory_gb, |m| format!("{m:.1}")),
-            r.basis.clone(),
-            r.excluded.clone().unwrap_or_default(),
-        ]);
+        let rank = if r.excluded.is_none() { (i + 1).to_string() } else { "-".into() };
+        let (time, range) = (format!("{:.3}", r.step_ms), format!("{:.3}-{:.3}", r.step_ms_range.0, r.step_ms_range.1));
+        let cells = match r.tflops {
+            Some(tf) if gemm => vec![
+                rank,
+                r.gpu.to_string(),
+                time,
+                range,
+                format!("{tf:.1}"),
+                opt(r.usd, |usd| format!("{:.2}", tf / usd * 1e3)),
+                format!("{:.3}", tf / r.tdp_w),
+            ],
+            _ => vec![
+                rank,
+                r.gpu.to_string(),
+                format!("{:.2}", r.step_ms),
+                format!("{:.2}-{:.2}", r.step_ms_range.0, r.step_ms_range.1),
+                format!("{:.2}", r.stream_ms),
+                r.link.as_ref().map_or("-".into(), |l| format!("{:.2} ({l})", r.allreduce_ms)),
+                format!("{:.1}", r.steps_per_s),
+                opt(r.per_1000_usd, |v| format!("{v:.2}")),
+                format!("{:.3}", r.per_w),
+                opt(r.memory_gb, |m| format!("{m:.1}")),
+            ],
+        };
+        t.add_row([cells, vec![r.basis.clone(), r.excluded.clone().unwrap_or_default()]].concat());
     }
     let on = if req.gpus > 1 { format!(" on each of {} GPUs", req.gpus) } else { String::new() };
     let title = format!("{}{on} in {}, ranked by predicted time", req.workload.describe(batch), format!("{precision:?}").to_lowercase());
