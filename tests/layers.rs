@@ -49,9 +49,56 @@ fn layer(unit: &str) -> usize {
     LAYERS.iter().position(|l| *l == first).map_or(0, |i| i + 1)
 }
 
-/// Source without comments, so that prose naming a path is not an import.
+/// Source without comments, so that prose naming a path is not an import: `//` and `/* */`
+/// outside string and character literals (a string holding `//` hides nothing after it).
 fn code(text: &str) -> String {
-    text.lines().map(|l| l.split("//").next().unwrap_or("")).collect::<Vec<_>>().join("\n")
+    let mut out = String::with_capacity(text.len());
+    let (mut chars, mut quote, mut block) = (text.chars().peekable(), None::<char>, false);
+    while let Some(c) = chars.next() {
+        if block {
+            if c == '*' && chars.peek() == Some(&'/') {
+                chars.next();
+                block = false;
+            } else if c == '\n' {
+                out.push('\n');
+            }
+            continue;
+        }
+        if let Some(q) = quote {
+            out.push(c);
+            if c == '\\' {
+                out.extend(chars.next());
+            } else if c == q {
+                quote = None;
+            }
+            continue;
+        }
+        match (c, chars.peek()) {
+            ('/', Some('/')) => {
+                while chars.peek().is_some_and(|&n| n != '\n') {
+                    chars.next();
+                }
+            }
+            ('/', Some('*')) => {
+                chars.next();
+                block = true;
+            }
+            // A char literal ('"', '\'') or a lifetime ('a): only the former opens a quote.
+            ('\'', _) => {
+                out.push(c);
+                let rest: String = chars.clone().take(3).collect();
+                if rest.starts_with('\\') || rest.chars().nth(1) == Some('\'') {
+                    quote = Some('\'');
+                }
+            }
+            ('"', _) => {
+                out.push(c);
+                quote = Some('"');
+            }
+            _ => out.push(c),
+        }
+    }
+    out
 }
 
 /// The paths a `crate::` or `super::` at `at` reaches, expanding `{a, b::c}` groups; each as
@@ -94,6 +141,45 @@ fn paths_at(text: &str, at: usize) -> Vec<Vec<String>> {
     out
 }
 
+/// The units `text` (comments gone), the file of `module`, imports through `crate::` and
+/// `super::` paths; a chain of `super::` climbs one module each.
+fn imports(module: &[String], text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for (at, _) in text.match_indices("crate::").chain(text.match_indices("super::")) {
+        if text[..at].ends_with("::") {
+            continue;
+        }
+        let (mut start, mut ups) = (at, module.len());
+        if text[at..].starts_with("crate::") {
+            start += "crate::".len();
+        } else {
+            ups = 0;
+            while text[start..].starts_with("super::") {
+                start += "super::".len();
+                ups += 1;
+            }
+        }
+        for rest in paths_at(text, start) {
+            // super:: names the module above the file's own (for a mod.rs, above its folder's).
+            let base = &module[..module.len().saturating_sub(ups)];
+            let target: Vec<String> = base.iter().cloned().chain(rest).collect();
+            out.extend(unit(&target));
+        }
+    }
+    out
+}
+
+#[test]
+fn the_import_scan_sees_through_super_chains_strings_and_block_comments() {
+    let m = |p: &str| p.split("::").map(String::from).collect::<Vec<_>>();
+    let sees = |module: &str, src: &str| imports(&m(module), &code(src));
+    assert_eq!(sees("measure::families::sgemm", "use super::super::super::analysis::store;"), ["analysis::store"]);
+    assert_eq!(sees("measure::families::sgemm", "use super::inputs;"), ["measure::families"]);
+    assert_eq!(sees("measure::runner", r#"let u = "http://x"; use crate::analysis::report;"#), ["analysis::report"]);
+    assert!(sees("measure::runner", "// use crate::analysis::report;\n/* crate::analysis::x */").is_empty());
+    assert_eq!(sees("measure::runner", "let c = '\"'; use crate::analysis::y;"), ["analysis::y"]);
+}
+
 #[test]
 fn layers_hold_and_modules_import_no_cycle() {
     let mut files = Vec::new();
@@ -104,25 +190,15 @@ fn layers_hold_and_modules_import_no_cycle() {
         let module = module_of(f);
         let Some(from) = unit(&module) else { continue };
         let text = code(&std::fs::read_to_string(f).unwrap());
-        for (at, _) in text.match_indices("crate::").chain(text.match_indices("super::")) {
-            if text[..at].ends_with("::") || text[..at].ends_with("super::") {
+        assert!(!text.contains("crate as "), "{}: an alias of the crate hides its imports from this scan", f.display());
+        for to in imports(&module, &text) {
+            if to == from || to == "error" {
                 continue;
             }
-            let is_super = text[at..].starts_with("super::");
-            let start = at + if is_super { "super::".len() } else { "crate::".len() };
-            for rest in paths_at(&text, start) {
-                // super:: names the module above the file's own (for a mod.rs, above its folder's).
-                let base: Vec<String> = if is_super { module[..module.len().saturating_sub(1)].to_vec() } else { Vec::new() };
-                let target: Vec<String> = base.into_iter().chain(rest).collect();
-                let Some(to) = unit(&target) else { continue };
-                if to == from || to == "error" {
-                    continue;
-                }
-                if layer(&to) > layer(&from) {
-                    wrong.push(format!("{} ({from}, layer {}) imports {to} (layer {})", f.display(), layer(&from), layer(&to)));
-                }
-                edges.entry(from.clone()).or_default().insert(to);
+            if layer(&to) > layer(&from) {
+                wrong.push(format!("{} ({from}, layer {}) imports {to} (layer {})", f.display(), layer(&from), layer(&to)));
             }
+            edges.entry(from.clone()).or_default().insert(to);
         }
     }
     assert!(wrong.is_empty(), "imports from a higher layer:\n{}", wrong.join("\n"));

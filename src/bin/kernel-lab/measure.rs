@@ -21,10 +21,6 @@ fn usage(msg: String) -> anyhow::Error {
     anyhow::anyhow!(LabError::Usage(msg))
 }
 
-fn clock_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-}
-
 /// Byte counts with K/M/G; the default when none are given.
 fn byte_sizes(texts: &[String], default: Vec<u64>) -> Result<Vec<u64>> {
     if texts.is_empty() {
@@ -164,7 +160,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
         device: &gpu.info,
         budget_s: a.time_budget / (tunable.len() * shapes.len()) as f64,
         top: a.top,
-        seed: a.seed.or(resumed.and_then(|r| r.header.run.seed)).unwrap_or_else(clock_seed),
+        seed: a.seed.or(resumed.and_then(|r| r.header.run.seed)).unwrap_or_else(crate::args::clock_seed),
         git_commit: env!("KERNEL_LAB_GIT"),
         only: &only,
         strategy,

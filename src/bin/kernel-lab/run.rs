@@ -54,10 +54,6 @@ pub struct RunArgs {
     in_process: bool,
 }
 
-fn clock_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-}
-
 /// The device `ordinal`, from the driver, without keeping a context on it.
 fn device_info(ordinal: usize) -> Result<DeviceInfo, LabError> {
     let all = device::list()?;
@@ -142,7 +138,7 @@ fn data(entries: &[Entry], dev: &DeviceInfo, run: Option<&kernel_lab::schema::ru
 
 pub fn verify(args: &RunArgs, fuzz: Option<usize>, format: Format) -> Result<u8> {
     let opts = args.options(false, fuzz)?;
-    let seed = args.seed.unwrap_or_else(clock_seed);
+    let seed = args.seed.unwrap_or_else(crate::args::clock_seed);
     let plans = plan::plan(&opts, seed)?;
     let dev = device_info(args.gpu)?;
     let what = if fuzz.is_some() { "fuzzing" } else { "verifying" };
@@ -232,7 +228,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
     }
     // A resumed bench draws its inputs from the run's seed, and skips what the run holds.
     let resumed = timing.resume.as_deref().map(store::read_run).transpose()?;
-    let seed = resumed.as_ref().and_then(|r| r.header.run.seed).or(args.seed).unwrap_or_else(clock_seed);
+    let seed = resumed.as_ref().and_then(|r| r.header.run.seed).or(args.seed).unwrap_or_else(crate::args::clock_seed);
     let plans = plan::plan(&opts, seed)?;
     let dev = device_info(args.gpu)?;
     if let Some(r) = &resumed {
