@@ -61,6 +61,9 @@ pub struct Row {
     /// element bound.
     pub compared: Option<usize>,
     pub beyond: Option<usize>,
+    /// The worst element's deviation in units of the reference's RMS (the bound is 4 times the
+    /// tolerance).
+    pub worst: Option<f64>,
 }
 
 /// A serde enum's name as the results files write it ("vendor_best", "sustained").
@@ -103,6 +106,7 @@ pub fn row(results: &str, run: Option<&RunInfo>, device: &DeviceInfo, card: &str
         error: e.verify.as_ref().map(|c| c.error),
         compared: e.verify.as_ref().map(|c| c.compared),
         beyond: e.verify.as_ref().map(|c| c.beyond),
+        worst: e.verify.as_ref().map(|c| c.worst).filter(|w| w.is_finite()),
     }
 }
 
@@ -123,7 +127,7 @@ pub fn rows(files: &[(String, View)], keys: &[(String, String, String)]) -> Vec<
 
 /// The columns of `Row`, in its order (a JSON object's keys come back sorted, so CSV takes its
 /// order from here; a test holds the two equal).
-pub const COLUMNS: [&str; 28] = [
+pub const COLUMNS: [&str; 29] = [
     "results",
     "run",
     "date",
@@ -152,6 +156,7 @@ pub const COLUMNS: [&str; 28] = [
     "error",
     "compared",
     "beyond",
+    "worst",
 ];
 
 /// CSV: a header of the columns, then one line per row.
