@@ -15,6 +15,8 @@ pub enum LabError {
     Driver(#[from] DriverError),
     #[error("cuBLAS: {0}")]
     Cublas(#[from] CublasError),
+    #[error("cuDNN: {0}")]
+    Cudnn(String),
     /// Bad input from the user: a filter, a size, an architecture name.
     #[error("{0}")]
     Usage(String),
@@ -35,7 +37,7 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// No GPU, no CUDA driver, or a library or tool the command needs is missing.
     pub const NO_GPU: u8 = 3;
-    /// The CUDA driver or cuBLAS failed outside any one variant (out of memory, a lost device).
+    /// The CUDA driver, cuBLAS or cuDNN failed outside any one variant (out of memory, a lost device).
     pub const DRIVER: u8 = 4;
 }
 
@@ -43,7 +45,7 @@ impl LabError {
     pub fn exit_code(&self) -> u8 {
         match self {
             LabError::NoGpu(_) | LabError::Unavailable(_) => exit::NO_GPU,
-            LabError::Driver(_) | LabError::Cublas(_) => exit::DRIVER,
+            LabError::Driver(_) | LabError::Cublas(_) | LabError::Cudnn(_) => exit::DRIVER,
             LabError::Usage(_) | LabError::Results { .. } => exit::USAGE,
         }
     }

@@ -55,6 +55,15 @@ typedef struct lab_transpose_args {
     int32_t cols;
 } lab_transpose_args;
 
+/* softmax family: each of `rows` rows of dst (rows x cols, row-major) = the softmax of the same
+ * row of src, y_j = exp(x_j - max x) / sum_i exp(x_i - max x), in fp32. */
+typedef struct lab_softmax_args {
+    lab_dptr src;
+    lab_dptr dst;
+    int32_t rows;
+    int32_t cols;
+} lab_softmax_args;
+
 /* sgemm family, row-major: C = alpha * A * B + beta * C, A is m x k, B is k x n, C is m x n.
  * beta == 0 means C is not read (BLAS semantics), so an unwritten C cannot leak into the result.
  * A stream-K kernel (STREAMK) also takes `sk_blocks`, the blocks its last partial wave is split

@@ -14,6 +14,7 @@ unsafe impl cudarc::driver::DeviceRepr for lab_stream_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_l2_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_reduce_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_transpose_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_softmax_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_peak_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_tc_args {}

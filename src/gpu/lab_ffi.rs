@@ -89,6 +89,23 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
+pub struct lab_softmax_args {
+    pub src: lab_dptr,
+    pub dst: lab_dptr,
+    pub rows: i32,
+    pub cols: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of lab_softmax_args"][::std::mem::size_of::<lab_softmax_args>() - 24usize];
+    ["Alignment of lab_softmax_args"][::std::mem::align_of::<lab_softmax_args>() - 8usize];
+    ["Offset of field: lab_softmax_args::src"][::std::mem::offset_of!(lab_softmax_args, src) - 0usize];
+    ["Offset of field: lab_softmax_args::dst"][::std::mem::offset_of!(lab_softmax_args, dst) - 8usize];
+    ["Offset of field: lab_softmax_args::rows"][::std::mem::offset_of!(lab_softmax_args, rows) - 16usize];
+    ["Offset of field: lab_softmax_args::cols"][::std::mem::offset_of!(lab_softmax_args, cols) - 20usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
 pub struct lab_gemm_f32_args {
     pub a: lab_dptr,
     pub b: lab_dptr,

@@ -5,6 +5,7 @@
 pub mod availability;
 pub mod compare;
 pub mod device;
+pub mod dnn;
 pub mod driver;
 pub mod ffi;
 pub mod flush;

@@ -183,17 +183,21 @@ pub fn notes(plans: &[Plan], entries: &[Entry], dev: &DeviceInfo) -> Vec<String>
 fn baseline_verifies(gpu: &Gpu, fam: &dyn Family, case: &mut dyn Case) -> Result<bool> {
     case.poison(gpu)?;
     match case.launch_baseline(gpu) {
-        Err(err) if declined(&err) => return Ok(false),
+        Err(err) if vendor_skip(&err).is_some() => return Ok(false),
         other => other?,
     }
     gpu.sync()?;
     Ok(case.check(gpu, fam.info().precision)?.passed())
 }
 
-/// The vendor library declining the shape (cuBLAS's NOT_SUPPORTED, which cuBLASLt's empty
-/// heuristic also reports as): its declared limit, a skip, not a failure.
-fn declined(err: &LabError) -> bool {
-    matches!(err, LabError::Cublas(e) if e.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED)
+/// Why the vendor's call is a skip, not a failure: the library declining the shape (cuBLAS's
+/// NOT_SUPPORTED, as cuBLASLt's empty heuristic reports too), or not installed here (cuDNN).
+fn vendor_skip(err: &LabError) -> Option<String> {
+    match err {
+        LabError::Cublas(e) if e.0 == cublasStatus_t::CUBLAS_STATUS_NOT_SUPPORTED => Some(VENDOR_DECLINED.into()),
+        LabError::Unavailable(why) => Some(why.clone()),
+        _ => None,
+    }
 }
 
 fn failed(mut e: Entry, reason: String) -> Entry {
@@ -276,12 +280,8 @@ pub fn measure(
         };
         let lt = match Prepared::new(gpu, gemm) {
             Ok(lt) => lt,
-            Err(err) if declined(&err) => {
-                e.reason = Some(VENDOR_DECLINED.into());
-                return Ok((e, false));
-            }
             Err(err) => {
-                e.reason = Some(err.to_string());
+                e.reason = Some(vendor_skip(&err).unwrap_or_else(|| err.to_string()));
                 return Ok((e, false));
             }
         };
@@ -311,11 +311,11 @@ pub fn measure(
         case.check(gpu, precision)
     })();
     wall.verify_s = clock.elapsed().as_secs_f64();
+    e.wall = Some(wall); // a verify-only run and a failed check report their checking time too
     let first = match first {
         Ok(c) => c,
-        // The vendor library declining a shape is its declared limit, not a failure.
-        Err(err) if matches!(code, Code::Vendor) && declined(&err) => {
-            e.reason = Some(VENDOR_DECLINED.into());
+        Err(err) if matches!(code, Code::Vendor) && vendor_skip(&err).is_some() => {
+            e.reason = vendor_skip(&err);
             return Ok((e, false));
         }
         Err(err) => return Ok((failed(e, format!("launch failed: {err}")), is_fault(&err))),

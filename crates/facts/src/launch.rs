@@ -25,6 +25,8 @@ pub enum Grid {
     /// One block per threads elements; multi-pass until one block is left (the reduction rungs
     /// without BLOCKS_PER_SM).
     PerThread,
+    /// One block per `per_block` rows (the softmax rungs: a thread, a warp or a block a row).
+    Rows { per_block: u32 },
 }
 
 /// STREAM's four operations (the memory family's OP, lab.h's LAB_OP_*).
@@ -62,6 +64,7 @@ pub enum Params {
         single_pass: bool,
     },
     Transpose,
+    Softmax,
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
     /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
     /// does not say it); `stream_k`: the kernel needs its args' stream-K scratch (and, sgemm,
@@ -118,6 +121,7 @@ pub const PROTOCOLS: &[(FamilyId, &str)] = &[
     (FamilyId::L2, "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
     (FamilyId::Reduce, "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
     (FamilyId::Transpose, "TILE_X, TILE_Y (the tile one block moves)"),
+    (FamilyId::Softmax, "ROWS_PER_BLOCK (rows a block takes: BLOCK_X / ROWS_PER_BLOCK threads a row)"),
     (FamilyId::Sgemm, "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
     (FamilyId::Tensor, TENSOR_CORE),
     (FamilyId::Tf32, TENSOR_CORE),
@@ -188,6 +192,7 @@ impl Launch {
                 (grid, Params::Reduce { single_pass })
             }
             FamilyId::Transpose => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
+            FamilyId::Softmax => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
             FamilyId::Sgemm => {
                 let stream_k = flag("STREAMK")?;
                 let split_k = get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?;
@@ -278,7 +283,7 @@ impl Launch {
         Ok(Launch { grid, params, dyn_smem_bytes, cluster })
     }
 
-    /// The grid for a problem of `cols` x `rows` (Tiles) or `elements` (Elements, PerThread) on a
+    /// The grid for a problem of `cols` x `rows` (Tiles; Rows reads `rows`) or `elements` (Elements, PerThread) on a
     /// GPU where `fit` holds, rounded up to whole clusters. A resident grid of clusters is the
     /// clusters that fit at once (what the GPU's partition into clusters allows, not the SM count
     /// over the cluster's size), the cluster's x blocks along x and its y and z blocks as the
@@ -294,6 +299,7 @@ impl Launch {
             Grid::PerSm { blocks_per_sm, resident: false } => (sms * blocks_per_sm as u64, 1, 1),
             Grid::Elements { per_thread } => (elements.div_ceil(threads as u64 * per_thread as u64).max(1), 1, 1),
             Grid::PerThread => (elements.div_ceil(threads as u64).max(1), 1, 1),
+            Grid::Rows { per_block } => (rows.div_ceil(per_block as u64).max(1), 1, 1),
         };
         let round = |n: u64, c: u32| n.div_ceil(c as u64) * c as u64;
         let clamp = |n: u64| u32::try_from(n).unwrap_or(u32::MAX);

@@ -11,6 +11,7 @@ pub mod pitched;
 pub mod reduce;
 pub mod sgemm;
 pub mod shapes;
+pub mod softmax;
 pub mod stream_k;
 pub mod tensor;
 pub mod transpose;
@@ -124,6 +125,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &l2::L2,
         &reduce::Reduce,
         &transpose::Transpose,
+        &softmax::Softmax,
         &sgemm::Sgemm,
         &tensor::TENSOR,
         &tensor::BF16,
