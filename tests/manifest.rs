@@ -77,6 +77,8 @@ fn defines_that_contradict_the_protocol_fail_with_the_line() {
     assert!(e.contains("needs BLOCKS_PER_SM"), "{e}");
     let e = third_entry("softmax", "defines = { ROWS_PER_BLOCK = 4 }", "defines = { PER_THREAD = 16 }");
     assert!(e.contains("needs the define ROWS_PER_BLOCK"), "{e}");
+    let e = third_entry("layernorm", "defines = { ROWS_PER_BLOCK = 4 }", "defines = { ROWS_PER_BLOCK = 0 }");
+    assert!(e.contains("ROWS_PER_BLOCK = 0 must be a positive"), "{e}");
     let peak = "defines = { PREC = \"LAB_FP32\", ITERS = 1, CHAINS = 1, OPS = 2, BLOCKS_PER_SM = 1 }";
     let e = third_entry("peak", peak, "defines = { PREC = \"LAB_FP32\", ITERS = 1, CHAINS = 1, OPS = 2 }");
     assert!(e.contains("BLOCKS_PER_SM"), "{e}");

@@ -64,6 +64,19 @@ typedef struct lab_softmax_args {
     int32_t cols;
 } lab_softmax_args;
 
+/* layernorm family: each row of dst (rows x cols, row-major) = the row of src normalised to mean 0
+ * and variance 1 (the biased variance, plus eps), then scaled by gamma and shifted by beta (cols
+ * floats each), in fp32. */
+typedef struct lab_layernorm_args {
+    lab_dptr src;
+    lab_dptr dst;
+    lab_dptr gamma;
+    lab_dptr beta;
+    int32_t rows;
+    int32_t cols;
+    float eps;
+} lab_layernorm_args;
+
 /* sgemm family, row-major: C = alpha * A * B + beta * C, A is m x k, B is k x n, C is m x n.
  * beta == 0 means C is not read (BLAS semantics), so an unwritten C cannot leak into the result.
  * A stream-K kernel (STREAMK) also takes `sk_blocks`, the blocks its last partial wave is split

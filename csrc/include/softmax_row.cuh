@@ -1,12 +1,12 @@
-// What the softmax rungs share: the exponential they all take, reductions across a warp and
-// across a team of warps that shares a row, and the online softmax's running (max, sum) pair.
+// What the softmax rungs share: the exponential they all take and the online softmax's running
+// (max, sum) pair; the reductions across a team of warps that shares a row are row_team.cuh's.
 //
 // Non-finite inputs follow PyTorch's torch.softmax: a row holding a NaN or a +inf, or whose
 // every element is -inf, comes out all NaN; a -inf element among finite ones comes out exactly
 // 0. The max is taken with fmaxf, which passes over NaN, and the NaN then reaches every output
 // through the row's sum.
 #pragma once
-#include "lab_device.cuh"
+#include "row_team.cuh"
 
 // +inf without math.h's INFINITY, which NVRTC (the tuner's and Volta's compiler) lacks.
 #define LAB_INF __int_as_float(0x7f800000)
@@ -23,42 +23,6 @@ __device__ __forceinline__ float lab_softmax_exp(float x, float m) {
 // reciprocal (one MUFU.RCP, within 1 ulp) instead of IEEE division, whose slow-path call made
 // ptxas spill registers around it.
 __device__ __forceinline__ float lab_softmax_inv(float s) { return __fdividef(1.0f, s); }
-
-struct lab_max_op {
-    __device__ __forceinline__ float operator()(float a, float b) const { return fmaxf(a, b); }
-};
-struct lab_sum_op {
-    __device__ __forceinline__ float operator()(float a, float b) const { return a + b; }
-};
-
-// op over the warp's 32 values, in every lane (butterfly shuffles).
-template <typename Op>
-__device__ __forceinline__ float lab_warp_all(float v, Op op) {
-#pragma unroll
-    for (int off = 16; off > 0; off >>= 1) v = op(v, __shfl_xor_sync(0xffffffffu, v, off));
-    return v;
-}
-
-// op over a team of TEAM consecutive threads (whole warps) that shares a row, in every thread of
-// the team. Teams wider than a warp meet in `scratch` (a float per warp of the block) between
-// two barriers, so every thread of the block must call it the same number of times: a team past
-// the last row still takes part.
-template <int TEAM, typename Op>
-__device__ __forceinline__ float lab_team_all(float v, Op op, float* scratch) {
-    static_assert(TEAM % 32 == 0 && TEAM <= 1024, "a team is whole warps");
-    v = lab_warp_all(v, op);
-    if constexpr (TEAM > 32) {
-        constexpr int WARPS = TEAM / 32;
-        const int warp = threadIdx.x / 32, first = warp / WARPS * WARPS;
-        __syncthreads();  // the scratch's readers of the last call are done
-        if (threadIdx.x % 32 == 0) scratch[warp] = v;
-        __syncthreads();
-        v = scratch[first];
-#pragma unroll
-        for (int w = 1; w < WARPS; ++w) v = op(v, scratch[first + w]);
-    }
-    return v;
-}
 
 // The online softmax's state over the elements a thread has seen: their max m and the sum of
 // exp(x - m). Folding in an element rescales the sum to the new max; a team then takes the max

@@ -106,6 +106,29 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
+pub struct lab_layernorm_args {
+    pub src: lab_dptr,
+    pub dst: lab_dptr,
+    pub gamma: lab_dptr,
+    pub beta: lab_dptr,
+    pub rows: i32,
+    pub cols: i32,
+    pub eps: f32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of lab_layernorm_args"][::std::mem::size_of::<lab_layernorm_args>() - 48usize];
+    ["Alignment of lab_layernorm_args"][::std::mem::align_of::<lab_layernorm_args>() - 8usize];
+    ["Offset of field: lab_layernorm_args::src"][::std::mem::offset_of!(lab_layernorm_args, src) - 0usize];
+    ["Offset of field: lab_layernorm_args::dst"][::std::mem::offset_of!(lab_layernorm_args, dst) - 8usize];
+    ["Offset of field: lab_layernorm_args::gamma"][::std::mem::offset_of!(lab_layernorm_args, gamma) - 16usize];
+    ["Offset of field: lab_layernorm_args::beta"][::std::mem::offset_of!(lab_layernorm_args, beta) - 24usize];
+    ["Offset of field: lab_layernorm_args::rows"][::std::mem::offset_of!(lab_layernorm_args, rows) - 32usize];
+    ["Offset of field: lab_layernorm_args::cols"][::std::mem::offset_of!(lab_layernorm_args, cols) - 36usize];
+    ["Offset of field: lab_layernorm_args::eps"][::std::mem::offset_of!(lab_layernorm_args, eps) - 40usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
 pub struct lab_gemm_f32_args {
     pub a: lab_dptr,
     pub b: lab_dptr,

@@ -119,3 +119,18 @@ pub fn check_words(first_bad: Option<(usize, u32, u32)>, compared: usize) -> Che
         first_bad: first_bad.map(|(i, g, w)| (i, g as f64, w as f64)).into_iter().collect(),
     }
 }
+
+/// The poison's bits as an f32 (`inputs::poison` fills with 0xFF bytes).
+const POISON_BITS: u32 = u32::MAX;
+
+/// `check` with the elements of `out` from `from` on, whose answer is NaN (a row-wise family's
+/// rows that PyTorch answers with NaN), held to that: every one NaN, and none with the poison's
+/// bits, which an unwritten element keeps.
+pub fn check_nan_tail(check: &mut Check, out: &[f32], from: usize) {
+    let wrong = |v: &f32| !v.is_nan() || v.to_bits() == POISON_BITS;
+    let tail = &out[from..];
+    check.compared += tail.len();
+    let bad: Vec<usize> = tail.iter().enumerate().filter(|(_, v)| wrong(v)).map(|(i, _)| from + i).collect();
+    check.beyond += bad.len();
+    check.first_bad.extend(bad.iter().take(FIRST_BAD).map(|&i| (i, out[i] as f64, f64::NAN)));
+}

@@ -11,6 +11,7 @@ pub enum FamilyId {
     Reduce,
     Transpose,
     Softmax,
+    LayerNorm,
     Sgemm,
     Tensor,
     Bf16,
@@ -34,8 +35,8 @@ pub enum Role {
     /// A GEMM with inputs of one precision against cuBLAS: what `advise` prices a workload's
     /// matrix products at, and what the alignment study sweeps.
     Gemm(GemmInput),
-    /// Another memory-bound kernel (a reduction, a transpose, a softmax), judged against the DRAM
-    /// ceiling.
+    /// Another memory-bound kernel (a reduction, a transpose, a softmax, a layer norm), judged
+    /// against the DRAM ceiling.
     MemoryBound,
 }
 
@@ -51,12 +52,13 @@ pub enum GemmInput {
 }
 
 /// Every family, its name and its role, in the order tables list them.
-const FAMILIES: [(FamilyId, &str, Role); 12] = [
+const FAMILIES: [(FamilyId, &str, Role); 13] = [
     (FamilyId::Memory, "memory", Role::DramCeiling),
     (FamilyId::L2, "l2", Role::L2Ceiling),
     (FamilyId::Reduce, "reduce", Role::MemoryBound),
     (FamilyId::Transpose, "transpose", Role::MemoryBound),
     (FamilyId::Softmax, "softmax", Role::MemoryBound),
+    (FamilyId::LayerNorm, "layernorm", Role::MemoryBound),
     (FamilyId::Sgemm, "sgemm", Role::Gemm(GemmInput::Fp32)),
     (FamilyId::Tensor, "tensor", Role::Gemm(GemmInput::Fp16)),
     (FamilyId::Bf16, "bf16", Role::Gemm(GemmInput::Bf16)),

@@ -25,7 +25,8 @@ pub enum Grid {
     /// One block per threads elements; multi-pass until one block is left (the reduction rungs
     /// without BLOCKS_PER_SM).
     PerThread,
-    /// One block per `per_block` rows (the softmax rungs: a thread, a warp or a block a row).
+    /// One block per `per_block` rows (the softmax and layernorm rungs: a thread, a warp or a
+    /// block a row).
     Rows { per_block: u32 },
 }
 
@@ -65,6 +66,7 @@ pub enum Params {
     },
     Transpose,
     Softmax,
+    LayerNorm,
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
     /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
     /// does not say it); `stream_k`: the kernel needs its args' stream-K scratch (and, sgemm,
@@ -121,7 +123,8 @@ pub const PROTOCOLS: &[(FamilyId, &str)] = &[
     (FamilyId::L2, "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
     (FamilyId::Reduce, "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
     (FamilyId::Transpose, "TILE_X, TILE_Y (the tile one block moves)"),
-    (FamilyId::Softmax, "ROWS_PER_BLOCK (rows a block takes: BLOCK_X / ROWS_PER_BLOCK threads a row)"),
+    (FamilyId::Softmax, ROWS),
+    (FamilyId::LayerNorm, ROWS),
     (FamilyId::Sgemm, "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
     (FamilyId::Tensor, TENSOR_CORE),
     (FamilyId::Tf32, TENSOR_CORE),
@@ -130,6 +133,9 @@ pub const PROTOCOLS: &[(FamilyId, &str)] = &[
     (FamilyId::Fp8, TENSOR_CORE),
     (FamilyId::Peak, "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply"),
 ];
+
+/// The row-wise families' protocol.
+const ROWS: &str = "ROWS_PER_BLOCK (rows a block takes: BLOCK_X / ROWS_PER_BLOCK threads a row)";
 
 /// The Tensor Core GEMM families' protocol.
 const TENSOR_CORE: &str =
@@ -193,6 +199,7 @@ impl Launch {
             }
             FamilyId::Transpose => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
             FamilyId::Softmax => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
+            FamilyId::LayerNorm => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::LayerNorm),
             FamilyId::Sgemm => {
                 let stream_k = flag("STREAMK")?;
                 let split_k = get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?;

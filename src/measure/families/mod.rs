@@ -5,6 +5,7 @@
 pub mod gemm_reference;
 pub mod inputs;
 pub mod l2;
+pub mod layernorm;
 pub mod memory;
 pub mod peak;
 pub mod pitched;
@@ -126,6 +127,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &reduce::Reduce,
         &transpose::Transpose,
         &softmax::Softmax,
+        &layernorm::LayerNorm,
         &sgemm::Sgemm,
         &tensor::TENSOR,
         &tensor::BF16,

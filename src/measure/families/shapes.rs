@@ -216,6 +216,17 @@ pub fn array_sizes(quick: bool) -> Vec<Shape> {
     }
 }
 
+/// The row lengths of the row-wise families' `--suite widths`: one, odd lengths off every vector
+/// and warp, BERT's, one past a power of two, and a row of 65,536; 2^22 elements each, at least 64
+/// rows.
+pub fn row_widths() -> super::Suite {
+    super::Suite {
+        name: "widths",
+        about: "rows of 1, 7, 33, 512, 4097 and 65,536 (2^22 elements each, at least 64 rows)",
+        shapes: [1u64, 7, 33, 512, 4097, 65536].iter().map(|&c| Shape(vec![((1u64 << 22) / c).max(64), c])).collect(),
+    }
+}
+
 /// One dimension for a fuzzed shape, at most `max`: half the time an edge (1, 2, 3, or a tile
 /// size of 8 to 256 and one either side of it), else uniform in 1..=max.
 fn fuzz_dim(rng: &mut dyn Rng, max: u64) -> u64 {

@@ -10,7 +10,8 @@
 
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use super::inputs::{poison, random_f32, Readback};
+use super::inputs::{per_row, poison, random_f32, Readback};
+use super::shapes::row_widths;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::family::FamilyId;
@@ -41,10 +42,6 @@ static INFO: FamilyInfo = FamilyInfo {
 /// BERT-base's attention softmax at batch 32 x 512: 32 x 12 heads x 512 rows of 512.
 const BERT: [u64; 2] = [32 * 12 * 512, 512];
 
-/// The row lengths `--suite widths` runs: one, odd lengths off every vector and warp, BERT's,
-/// one past a power of two, and a row of 65,536.
-const WIDTHS: [u64; 6] = [1, 7, 33, 512, 4097, 65536];
-
 /// Rows from here on, when there are at least this many, hold the rows PyTorch answers with NaN.
 const NAN_ROWS: usize = 3;
 /// Rows a case needs before its special rows are planted (fewer rows are all plain logits).
@@ -67,11 +64,7 @@ impl Family for Softmax {
     fn suites(&self) -> Vec<Suite> {
         vec![
             Suite { name: "bert", about: "BERT-base's attention softmax at batch 32 x 512 (196,608 rows of 512)", shapes: vec![Shape(BERT.to_vec())] },
-            Suite {
-                name: "widths",
-                about: "rows of 1, 7, 33, 512, 4097 and 65,536 (2^22 elements each, at least 64 rows)",
-                shapes: WIDTHS.iter().map(|&c| Shape(vec![((1u64 << 22) / c).max(64), c])).collect(),
-            },
+            row_widths(),
         ]
     }
     fn tune_sizes(&self) -> Vec<Shape> {
@@ -127,16 +120,10 @@ pub fn logits(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
 /// Each of the first `rows` rows' max and sum of exp(x - max), in f64: every such row has a
 /// finite element and no NaN or +inf.
 pub fn row_stats(x: &[f32], rows: usize, cols: usize) -> Vec<(f64, f64)> {
-    let stats = |r: usize| {
+    per_row(rows, &|r| {
         let row = &x[r * cols..(r + 1) * cols];
         let m = row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max(v as f64));
         (m, row.iter().map(|&v| (v as f64 - m).exp()).sum::<f64>())
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = rows.div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = (0..rows).step_by(per).map(|from| s.spawn(move || (from..(from + per).min(rows)).map(stats).collect::<Vec<_>>())).collect();
-        parts.into_iter().flat_map(|p| p.join().expect("a reference thread panicked")).collect()
     })
 }
 
@@ -144,20 +131,6 @@ pub fn row_stats(x: &[f32], rows: usize, cols: usize) -> Vec<(f64, f64)> {
 pub fn reference(x: &[f32], stats: &[(f64, f64)], cols: usize, i: usize) -> f64 {
     let (m, s) = stats[i / cols];
     (x[i] as f64 - m).exp() / s
-}
-
-/// The poison's bits as an f32 (`inputs::poison` fills with 0xFF bytes).
-const POISON_BITS: u32 = u32::MAX;
-
-/// `check` with the rows from `from` on, which PyTorch answers with NaN, held to that: every
-/// element NaN, and none with the poison's bits.
-pub fn check_nan_rows(check: &mut Check, out: &[f32], from: usize) {
-    let wrong = |v: &f32| !v.is_nan() || v.to_bits() == POISON_BITS;
-    let tail = &out[from..];
-    check.compared += tail.len();
-    let bad: Vec<usize> = tail.iter().enumerate().filter(|(_, v)| wrong(v)).map(|(i, _)| from + i).collect();
-    check.beyond += bad.len();
-    check.first_bad.extend(bad.iter().take(5).map(|&i| (i, out[i] as f64, f64::NAN)));
 }
 
 struct SoftmaxCase {
@@ -202,7 +175,7 @@ impl Case for SoftmaxCase {
         let defined = (self.rows - self.nan_rows) * self.cols;
         let (x, stats, cols) = (&self.host, &self.stats, self.cols);
         let mut check = verify::check(&out[..defined], defined, &|i| (i, reference(x, stats, cols, i)), precision);
-        check_nan_rows(&mut check, out, defined);
+        verify::check_nan_tail(&mut check, out, defined);
         Ok(check)
     }
 }

@@ -1,0 +1,57 @@
+// Technique: the row held in registers (rung 3). Each thread of the team loads its share of the
+// first TEAM x PER_THREAD elements once (float4s where the row's length is a multiple of 4) and
+// folds them into its Welford state; elements past what the registers hold are streamed into it
+// and read again for their outputs. The outputs of the held elements are written from registers:
+// one read and one write of a row that fits.
+// Teaches: the register file as the row's cache: BERT's rows of 768 fit a warp at 24 floats a
+// thread, so the kernel moves the minimum, 8 bytes an element (and gamma and beta, from L2).
+// Limits: PER_THREAD registers a thread cap the residency; longer rows read their rest twice.
+#include "layernorm_row.cuh"
+
+constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
+static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
+static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+static_assert(PER_THREAD % 4 == 0, "whole float4s a thread");
+
+__device__ __forceinline__ void fold(lab_welford& w, float v) { w.add(v); }
+__device__ __forceinline__ void fold(lab_welford& w, float4 v) { w.add(v.x), w.add(v.y), w.add(v.z), w.add(v.w); }
+__device__ __forceinline__ float affine(float v, float mean, float rstd, float g, float b) { return lab_affine(v, mean, rstd, g, b); }
+__device__ __forceinline__ float4 affine(float4 v, float mean, float rstd, float4 g, float4 b) {
+    return make_float4(lab_affine(v.x, mean, rstd, g.x, b.x), lab_affine(v.y, mean, rstd, g.y, b.y), lab_affine(v.z, mean, rstd, g.z, b.z),
+                       lab_affine(v.w, mean, rstd, g.w, b.w));
+}
+
+// One row in V-wide pieces (n of them): K pieces a thread held, the rest streamed.
+template <typename V, int K>
+__device__ __forceinline__ void row(const V* x, V* y, const V* g, const V* b, int n, int cols, float eps, int t, float* scratch) {
+    V v[K];
+    lab_welford w;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = k * TEAM + t;
+        if (j < n) v[k] = x[j], fold(w, v[k]);
+    }
+    for (int j = K * TEAM + t; j < n; j += TEAM) fold(w, x[j]);
+    w = lab_team_welford<TEAM>(w, scratch);
+    const float rstd = rsqrtf(__fdividef(w.m2, cols) + eps);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+        const int j = k * TEAM + t;
+        if (j < n) y[j] = affine(v[k], w.mean, rstd, g[j], b[j]);
+    }
+    for (int j = K * TEAM + t; j < n; j += TEAM) y[j] = affine(x[j], w.mean, rstd, g[j], b[j]);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK_X) layernorm_03_registers(lab_layernorm_args p) {
+    __shared__ float scratch[3 * (BLOCK_X / 32)];
+    const int r = blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / TEAM, t = threadIdx.x % TEAM;
+    const int cols = r < p.rows ? p.cols : 0;
+    const size_t at = (size_t)r * p.cols;
+    if (p.cols % 4 == 0) {
+        row<float4, PER_THREAD / 4>(lab_ptr<const float4>(p.src + 4 * at), lab_ptr<float4>(p.dst + 4 * at), lab_ptr<const float4>(p.gamma),
+                                    lab_ptr<const float4>(p.beta), cols / 4, p.cols, p.eps, t, scratch);
+    } else {
+        row<float, PER_THREAD>(lab_ptr<const float>(p.src) + at, lab_ptr<float>(p.dst) + at, lab_ptr<const float>(p.gamma),
+                               lab_ptr<const float>(p.beta), cols, p.cols, p.eps, t, scratch);
+    }
+}
