@@ -188,7 +188,8 @@ fn a_memory_bound_gemms_share_is_of_its_bandwidth_bound() {
 #[test]
 fn element_wise_passes_run_at_the_best_measured_copy_speed() {
     let req = request(Workload::BertBase, Precision::Fp16, 1);
-    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap();
+    // Without a layernorm measurement the layer norms stream at the copy's speed too.
+    let bytes = elementwise_bytes(32);
     let copies = vec![
         entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2000.0)),
         entry("memory", Kind::Baseline, Status::Ok, &[1 << 28], Some(2500.0)),
@@ -401,13 +402,15 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
         ]
     );
 
-    // Element-wise bytes per element forward: 106 where outputs are 2 bytes (casts from fp32
-    // included), 150 where they are 4 (no casts).
+    // Element-wise bytes per element forward besides the layer norms: 90 where outputs are 2
+    // bytes (casts from fp32 included), 134 where they are 4 (no casts); the layer norms' 16
+    // (fp32, two a layer) in every precision.
     let bert = |w: &Workload, b: u64, p| w.stream_bytes(b, p).unwrap();
-    for (p, per) in [(Precision::Bf16, 106.0), (Precision::Fp8, 106.0), (Precision::Tf32, 150.0), (Precision::Int8, 150.0)] {
+    for (p, per) in [(Precision::Bf16, 90.0), (Precision::Fp8, 90.0), (Precision::Tf32, 134.0), (Precision::Int8, 134.0)] {
         assert!(close(bert(&Workload::BertBase, 4, p), 3.0 * 12.0 * 4.0 * 512.0 * 768.0 * per), "{p:?}");
     }
-    assert!(close(bert(&Workload::BertLarge, 4, Precision::Fp16), 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 106.0));
+    assert!(close(bert(&Workload::BertLarge, 4, Precision::Fp16), 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 90.0));
+    assert!(close(Workload::BertLarge.norm_bytes(4).unwrap().0, 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 16.0));
     let r8 = Workload::Resnet50.stream_bytes(2, Precision::Int8).unwrap();
     assert!(close(r8 * 2.0, Workload::Resnet50.stream_bytes(2, Precision::Fp16).unwrap()), "1-byte elements: half of fp16's");
     assert!(close(Workload::BertLarge.memory_gb(8, Precision::Fp16).unwrap(), (340e6 * 16.0 + 24.0 * 512.0 * 8.0 * 1024.0 * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0)) / 1e9));
@@ -416,7 +419,7 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
 #[test]
 fn each_measured_gpu_streams_at_its_own_copy_speed_and_a_zero_copy_counts_for_none() {
     let req = request(Workload::BertBase, Precision::Fp16, 1);
-    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap();
+    let bytes = elementwise_bytes(32);
     let copy = |rate: f64| entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(rate));
     let views = [view(H100, vec![copy(2500.0)], None), view(A100, vec![copy(1500.0)], None), view(("NVIDIA GeForce RTX 4090", 128), vec![copy(0.0)], None)];
     let rows = advise::advise(&req, &views);
@@ -443,4 +446,32 @@ fn the_range_carries_the_element_wise_passes_and_the_all_reduce_at_both_ends() {
     let rest = h.stream_ms + h.allreduce_ms;
     assert!(h.stream_ms > 0.0 && h.allreduce_ms > 0.0, "{h:?}");
     assert!(close(h.step_ms, t / 0.8 + rest) && close(h.step_ms_range.0, t / 0.8 + rest) && close(h.step_ms_range.1, t / 0.5 + rest), "{h:?}");
+}
+
+/// BERT-base's element-wise bytes at `batch`, in fp16: its passes and its layer norms.
+fn elementwise_bytes(batch: u64) -> f64 {
+    Workload::BertBase.stream_bytes(batch, Precision::Fp16).unwrap() + Workload::BertBase.norm_bytes(batch).unwrap().0
+}
+
+#[test]
+fn layer_norms_run_at_the_layernorm_familys_best_rate_on_the_steps_own_matrix() {
+    let req = request(Workload::BertBase, Precision::Fp16, 1);
+    let (other, (norms, dims)) = (Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap(), Workload::BertBase.norm_bytes(32).unwrap());
+    let entries = vec![
+        entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0)),
+        // The step's own matrix: the best rung's rate counts, not the baseline's (a copy).
+        entry("layernorm", Kind::Variant, Status::Ok, &dims, Some(1800.0)),
+        entry("layernorm", Kind::Variant, Status::Ok, &dims, Some(2000.0)),
+        entry("layernorm", Kind::Baseline, Status::Ok, &dims, Some(2600.0)),
+        entry("layernorm", Kind::Variant, Status::Failed, &dims, Some(2400.0)),
+        // Another shape is passed over while the step's own is measured.
+        entry("layernorm", Kind::Variant, Status::Ok, &[4096, 65536], Some(2300.0)),
+    ];
+    let rows = advise::advise(&req, &[view(H100, entries.clone(), None)]);
+    let want = (other / 2500e9 + norms / 2000e9) * 1e3;
+    assert!(close(row(&rows, "H100 SXM").stream_ms, want), "{} vs {want}", row(&rows, "H100 SXM").stream_ms);
+    // Without the step's own matrix, the best rung at any shape.
+    let elsewhere: Vec<_> = entries.into_iter().filter(|e| e.dims != dims).collect();
+    let rows = advise::advise(&req, &[view(H100, elsewhere, None)]);
+    assert!(close(row(&rows, "H100 SXM").stream_ms, (other / 2500e9 + norms / 2300e9) * 1e3));
 }

@@ -190,7 +190,8 @@ impl Workload {
         }
     }
 
-    /// Bytes the step's element-wise passes move, which run at memory speed. ResNet-50: batch norm
+    /// Bytes the step's element-wise passes other than its layer norms move, which run at memory
+    /// speed. ResNet-50: batch norm
     /// and ReLU (or the residual add) each read and write every convolution's output. BERT, as an
     /// eager framework runs a post-norm encoder layer under mixed precision: the residual stream
     /// and layer norms stay in fp32 (autocast's fp32 list) and are cast to the GEMMs' type before
@@ -208,11 +209,20 @@ impl Workload {
         let qkv_split = 3.0 * 2.0 * e;
         let dropouts = (1.0 + 4.0 + 1.0) * (2.0 * e + 1.0);
         let residuals = 2.0 * (f32 + e + f32);
-        let norms = 2.0 * 2.0 * f32;
         let gelu = 4.0 * 2.0 * e;
-        // Bytes per element of the tokens' activations (tokens x hidden), forward.
-        let per_element = casts + qkv_split + dropouts + residuals + norms + gelu;
+        // Bytes per element of the tokens' activations (tokens x hidden), forward; the layer
+        // norms' are `norm_bytes`, priced apart.
+        let per_element = casts + qkv_split + dropouts + residuals + gelu;
         Some(3.0 * layers * (batch * SEQ * hidden) as f64 * per_element)
+    }
+
+    /// Bytes the step's layer norms move (two a layer, each reading and writing the fp32
+    /// residual stream), forward and backward; with the matrix they normalise, tokens x hidden,
+    /// which the layernorm family measures. None for a workload without them.
+    pub fn norm_bytes(&self, batch: u64) -> Option<(f64, [u64; 2])> {
+        let (layers, hidden, _) = self.bert()?;
+        let norms = 2.0 * 2.0 * 4.0;
+        Some((3.0 * layers * (batch * SEQ * hidden) as f64 * norms, [batch * SEQ, hidden]))
     }
 }
 
