@@ -14,7 +14,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, per_row, poison, random_f32, Readback, MEMCPY_D2D};
-use super::shapes::row_widths;
+use super::shapes::RowShapes;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::Result;
 use crate::facts::family::FamilyId;
@@ -39,7 +39,7 @@ static INFO: FamilyInfo = FamilyInfo {
 };
 
 /// BERT-base's layer norms at batch 32 x 512: 16,384 tokens of 768.
-const BERT: [u64; 2] = [32 * 512, 768];
+const ROWS: RowShapes = RowShapes { bert: [32 * 512, 768] };
 /// torch.nn.LayerNorm's default.
 pub const EPS: f32 = 1e-5;
 /// Rows from here on, when there are at least SPECIAL_FROM, hold the rows answered with NaN.
@@ -50,23 +50,17 @@ impl Family for LayerNorm {
     fn info(&self) -> &'static FamilyInfo {
         &INFO
     }
-    /// BERT's shape; then a wide row and an odd one, 1 GiB and 256 MiB.
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
-        if quick {
-            vec![Shape(BERT.to_vec())]
-        } else {
-            vec![Shape(BERT.to_vec()), Shape(vec![4096, 65536]), Shape(vec![16383, 4097])]
-        }
+        ROWS.defaults(quick)
     }
     fn suites(&self) -> Vec<Suite> {
-        vec![Suite { name: "bert", about: "BERT-base's layer norms at batch 32 x 512 (16,384 rows of 768)", shapes: vec![Shape(BERT.to_vec())] }, row_widths()]
+        ROWS.suites("BERT-base's layer norms at batch 32 x 512 (16,384 rows of 768)")
     }
     fn tune_sizes(&self) -> Vec<Shape> {
-        vec![Shape(BERT.to_vec())]
+        vec![Shape(ROWS.bert.to_vec())]
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        let b = 4.0 * (shape.0[0] * shape.0[1]) as f64;
-        Work { flops: 0.0, bytes_read: b, bytes_written: b }
+        RowShapes::work(shape)
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);

@@ -216,14 +216,42 @@ pub fn array_sizes(quick: bool) -> Vec<Shape> {
     }
 }
 
-/// The row lengths of the row-wise families' `--suite widths`: one, odd lengths off every vector
-/// and warp, BERT's, one past a power of two, and a row of 65,536; 2^22 elements each, at least 64
-/// rows.
-pub fn row_widths() -> super::Suite {
-    super::Suite {
-        name: "widths",
-        about: "rows of 1, 7, 33, 512, 4097 and 65,536 (2^22 elements each, at least 64 rows)",
-        shapes: [1u64, 7, 33, 512, 4097, 65536].iter().map(|&c| Shape(vec![((1u64 << 22) / c).max(64), c])).collect(),
+/// The row-wise families' (softmax, layernorm) shapes, around `bert`: the rows x cols matrix
+/// BERT-base's step at batch 32 x 512 gives the op.
+pub struct RowShapes {
+    pub bert: [u64; 2],
+}
+
+impl RowShapes {
+    /// BERT's matrix; then a wide row and an odd one, 1 GiB and 256 MiB.
+    pub fn defaults(&self, quick: bool) -> Vec<Shape> {
+        let bert = Shape(self.bert.to_vec());
+        if quick {
+            vec![bert]
+        } else {
+            vec![bert, Shape(vec![4096, 65536]), Shape(vec![16383, 4097])]
+        }
+    }
+
+    /// `--suite bert` (`about` says what the matrix is) and `--suite widths`: rows of one, odd
+    /// lengths off every vector and warp, BERT's, one past a power of two, and 65,536; 2^22
+    /// elements each, at least 64 rows.
+    pub fn suites(&self, about: &'static str) -> Vec<super::Suite> {
+        vec![
+            super::Suite { name: "bert", about, shapes: vec![Shape(self.bert.to_vec())] },
+            super::Suite {
+                name: "widths",
+                about: "rows of 1, 7, 33, 512, 4097 and 65,536 (2^22 elements each, at least 64 rows)",
+                shapes: [1u64, 7, 33, 512, 4097, 65536].iter().map(|&c| Shape(vec![((1u64 << 22) / c).max(64), c])).collect(),
+            },
+        ]
+    }
+
+    /// The work of one pass over a rows x cols fp32 matrix: read once and written once, the
+    /// least a rung can move.
+    pub fn work(shape: &Shape) -> crate::schema::entry::Work {
+        let b = 4.0 * (shape.0[0] * shape.0[1]) as f64;
+        crate::schema::entry::Work { flops: 0.0, bytes_read: b, bytes_written: b }
     }
 }
 

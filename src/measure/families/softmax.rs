@@ -11,7 +11,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{per_row, poison, random_f32, Readback};
-use super::shapes::row_widths;
+use super::shapes::RowShapes;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::family::FamilyId;
@@ -40,7 +40,7 @@ static INFO: FamilyInfo = FamilyInfo {
 };
 
 /// BERT-base's attention softmax at batch 32 x 512: 32 x 12 heads x 512 rows of 512.
-const BERT: [u64; 2] = [32 * 12 * 512, 512];
+const ROWS: RowShapes = RowShapes { bert: [32 * 12 * 512, 512] };
 
 /// Rows from here on, when there are at least this many, hold the rows PyTorch answers with NaN.
 const NAN_ROWS: usize = 3;
@@ -53,26 +53,17 @@ impl Family for Softmax {
     fn info(&self) -> &'static FamilyInfo {
         &INFO
     }
-    /// BERT's shape; then a wide row and an odd one, 1 GiB and 256 MiB.
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
-        if quick {
-            vec![Shape(BERT.to_vec())]
-        } else {
-            vec![Shape(BERT.to_vec()), Shape(vec![4096, 65536]), Shape(vec![16383, 4097])]
-        }
+        ROWS.defaults(quick)
     }
     fn suites(&self) -> Vec<Suite> {
-        vec![
-            Suite { name: "bert", about: "BERT-base's attention softmax at batch 32 x 512 (196,608 rows of 512)", shapes: vec![Shape(BERT.to_vec())] },
-            row_widths(),
-        ]
+        ROWS.suites("BERT-base's attention softmax at batch 32 x 512 (196,608 rows of 512)")
     }
     fn tune_sizes(&self) -> Vec<Shape> {
-        vec![Shape(BERT.to_vec())]
+        vec![Shape(ROWS.bert.to_vec())]
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        let b = 4.0 * (shape.0[0] * shape.0[1]) as f64;
-        Work { flops: 0.0, bytes_read: b, bytes_written: b }
+        RowShapes::work(shape)
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);
