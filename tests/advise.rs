@@ -46,6 +46,28 @@ fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
 }
 
 #[test]
+fn bert_base_mlm_is_bert_base_and_its_head_its_cross_entropy_and_adamw() {
+    let (base, mlm) = (Workload::BertBase, Workload::parse("bert-base-mlm").unwrap());
+    let tokens = 32.0 * 512.0;
+    // Two more GEMMs, three times each: the head's 768 x 768 transform and its projection onto
+    // the 30,522-word vocabulary, on every token.
+    let flops = |w: &Workload| -> f64 { w.gemms(32).iter().map(|(s, n)| n * workload::work(s, Precision::Fp16).flops).sum() };
+    let head = 3.0 * 2.0 * tokens * 768.0 * (768.0 + 30522.0);
+    assert!((flops(&mlm) - flops(&base) - head).abs() / head < 1e-12);
+    // The head's GELU (4 bytes an element, three times), 36 bytes a logit for the fp32
+    // cross-entropy under fp16 autocast, 28 bytes a parameter for AdamW.
+    let extra = mlm.stream_bytes(32, Precision::Fp16).unwrap() - base.stream_bytes(32, Precision::Fp16).unwrap();
+    let want = 3.0 * tokens * 768.0 * 4.0 + tokens * 30522.0 * 36.0 + 109.5e6 * 28.0;
+    assert!((extra / want - 1.0).abs() < 1e-12, "{extra} vs {want}");
+    // In fp32 there are no casts: 24 bytes a logit.
+    let extra32 = mlm.stream_bytes(32, Precision::Fp32).unwrap() - base.stream_bytes(32, Precision::Fp32).unwrap();
+    assert!((extra32 / (3.0 * tokens * 768.0 * 8.0 + tokens * 30522.0 * 24.0 + 109.5e6 * 28.0) - 1.0).abs() < 1e-12);
+    // Two more layer norms: the embeddings' and the head's.
+    let (a, b) = (base.norm_bytes(32).unwrap().0, mlm.norm_bytes(32).unwrap().0);
+    assert!((b / a - 26.0 / 24.0).abs() < 1e-12);
+}
+
+#[test]
 fn without_measurements_each_gpu_is_its_bound_and_constraints_leave_gpus_out() {
     let req = request(Workload::Gemm(kernel_lab::measure::families::Shape(vec![8192, 8192, 8192])), Precision::Fp16);
     let rows = advise::advise(&req, &[]);

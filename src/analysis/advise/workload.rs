@@ -67,6 +67,9 @@ impl Precision {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Workload {
     BertBase,
+    /// BERT-base with its masked-language-model head and AdamW's update: the step
+    /// `scripts/torch_step.py --workload bert-base-mlm` trains with PyTorch.
+    BertBaseMlm,
     BertLarge,
     Resnet50,
     Gemm(Shape),
@@ -77,19 +80,25 @@ const SEQ: u64 = 512;
 /// Layers, hidden size, attention heads.
 const BASE: (f64, u64, u64) = (12.0, 768, 12);
 const LARGE: (f64, u64, u64) = (24.0, 1024, 16);
+/// BERT's vocabulary: the MLM head's classes.
+const VOCAB: u64 = 30522;
+/// Bytes a parameter AdamW's update moves (fused, fp32): it reads the weight, its gradient and
+/// the two moments and writes the weight and the moments.
+const ADAMW_BYTES: f64 = 7.0 * 4.0;
 
 impl Workload {
     /// "bert-base", "bert-large", "resnet50" or "gemm MxNxK" ("gemm 4096" is square).
     pub fn parse(text: &str) -> Result<Workload, String> {
         match text.trim() {
             "bert-base" => Ok(Workload::BertBase),
+            "bert-base-mlm" => Ok(Workload::BertBaseMlm),
             "bert-large" => Ok(Workload::BertLarge),
             "resnet50" => Ok(Workload::Resnet50),
             t => {
                 let dims = t
                     .strip_prefix("gemm")
                     .map(str::trim)
-                    .ok_or_else(|| format!("--workload '{t}': expected bert-base, bert-large, resnet50 or gemm MxNxK"))?;
+                    .ok_or_else(|| format!("--workload '{t}': expected bert-base, bert-base-mlm, bert-large, resnet50 or gemm MxNxK"))?;
                 // The shape rule bench, verify and tune apply: a GEMM the lab cannot run is not
                 // one it can predict.
                 Shapes::Gemm.parse(dims).map(Workload::Gemm).map_err(|m| format!("--workload '{t}': {m}"))
@@ -100,7 +109,7 @@ impl Workload {
     /// The batch a step of it takes when none is given (the suites' own).
     pub fn default_batch(&self) -> u64 {
         match self {
-            Workload::BertBase | Workload::BertLarge => 32,
+            Workload::BertBase | Workload::BertBaseMlm | Workload::BertLarge => 32,
             Workload::Resnet50 => 256,
             Workload::Gemm(_) => 1,
         }
@@ -110,6 +119,7 @@ impl Workload {
     pub fn describe(&self, batch: u64) -> String {
         match self {
             Workload::BertBase => format!("a BERT-base training step, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
+            Workload::BertBaseMlm => format!("a BERT-base training step with its MLM head, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs, the head's transform and its projection onto {VOCAB} classes, their element-wise passes and the cross-entropy, forward and backward, and AdamW's update"),
             Workload::BertLarge => format!("a BERT-large training step, {batch} x {SEQ} tokens: 24 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
             Workload::Resnet50 => format!(
                 "a ResNet-50 training step, batch {batch}: its 3x3 convolutions (per stage, one per block) and 32 1x1 convolutions priced as stage 4's, as implicit GEMMs, and its batch norms and ReLUs, forward and backward"
@@ -137,6 +147,13 @@ impl Workload {
         match self {
             // The suite holds BERT-base's four layer GEMMs, then BERT-large's, at 32 x 512 tokens.
             Workload::BertBase => [rows(&suite("bert")[..4], 3.0 * 12.0, batch * SEQ), attention(BASE)].concat(),
+            // The head: a hidden x hidden transform, then the projection onto the vocabulary, on
+            // every token (the loss then picks the masked ones).
+            Workload::BertBaseMlm => {
+                let (tokens, hidden) = (batch * SEQ, BASE.1);
+                let head = [(Shape(vec![tokens, hidden, hidden]), 3.0), (Shape(vec![tokens, VOCAB, hidden]), 3.0)];
+                [Workload::BertBase.gemms(batch), head.to_vec()].concat()
+            }
             Workload::BertLarge => [rows(&suite("bert")[4..8], 3.0 * 24.0, batch * SEQ), attention(LARGE)].concat(),
             Workload::Resnet50 => {
                 let shapes = suite("resnet");
@@ -164,6 +181,8 @@ impl Workload {
     pub fn parameters(&self) -> Option<f64> {
         match self {
             Workload::BertBase => Some(110e6),
+            // BertForMaskedLM's, the decoder's weight tied to the word embeddings.
+            Workload::BertBaseMlm => Some(109.5e6),
             Workload::BertLarge => Some(340e6),
             Workload::Resnet50 => Some(25.6e6),
             Workload::Gemm(_) => None,
@@ -184,7 +203,7 @@ impl Workload {
 impl Workload {
     fn bert(&self) -> Option<(f64, u64, u64)> {
         match self {
-            Workload::BertBase => Some(BASE),
+            Workload::BertBase | Workload::BertBaseMlm => Some(BASE),
             Workload::BertLarge => Some(LARGE),
             _ => None,
         }
@@ -213,16 +232,28 @@ impl Workload {
         // Bytes per element of the tokens' activations (tokens x hidden), forward; the layer
         // norms' are `norm_bytes`, priced apart.
         let per_element = casts + qkv_split + dropouts + residuals + gelu;
-        Some(3.0 * layers * (batch * SEQ * hidden) as f64 * per_element)
+        let tokens = (batch * SEQ) as f64;
+        let layers_bytes = 3.0 * layers * tokens * hidden as f64 * per_element;
+        if *self != Workload::BertBaseMlm {
+            return Some(layers_bytes);
+        }
+        // The head: GELU over its transform's output; the cross-entropy over every token's
+        // logits, which autocast runs in fp32: a cast from the GEMM's type, log-softmax, and
+        // backward the loss's dense gradient, log-softmax's (reading its output) and the cast
+        // back; then AdamW's update of every parameter.
+        let head_gelu = 3.0 * tokens * hidden as f64 * 2.0 * e;
+        let cross_entropy = if e < f32 { (e + f32) + 2.0 * f32 + f32 + 3.0 * f32 + (f32 + e) } else { 2.0 * f32 + f32 + 3.0 * f32 };
+        Some(layers_bytes + head_gelu + tokens * VOCAB as f64 * cross_entropy + self.parameters()? * ADAMW_BYTES)
     }
 
-    /// Bytes the step's layer norms move (two a layer, each reading and writing the fp32
-    /// residual stream), forward and backward; with the matrix they normalise, tokens x hidden,
+    /// Bytes the step's layer norms move (each reading and writing the fp32 residual stream),
+    /// forward and backward; with the matrix they normalise, tokens x hidden,
     /// which the layernorm family measures. None for a workload without them.
     pub fn norm_bytes(&self, batch: u64) -> Option<(f64, [u64; 2])> {
         let (layers, hidden, _) = self.bert()?;
-        let norms = 2.0 * 2.0 * 4.0;
-        Some((3.0 * layers * (batch * SEQ * hidden) as f64 * norms, [batch * SEQ, hidden]))
+        // Two a layer; with the MLM head also the embeddings' and the head's own.
+        let count = 2.0 * layers + if *self == Workload::BertBaseMlm { 2.0 } else { 0.0 };
+        Some((3.0 * count * (batch * SEQ * hidden) as f64 * 2.0 * 4.0, [batch * SEQ, hidden]))
     }
 }
 

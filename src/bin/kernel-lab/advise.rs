@@ -13,7 +13,8 @@ use crate::args::{cells_csv, formats, say, table, Format};
 
 #[derive(clap::Args)]
 pub struct AdviseArgs {
-    /// bert-base, bert-large, resnet50, or "gemm MxNxK" (a shape --size takes).
+    /// bert-base, bert-base-mlm (with its MLM head and AdamW's update, the step
+    /// scripts/torch_step.py times), bert-large, resnet50, or "gemm MxNxK" (a shape --size takes).
     #[arg(long)]
     workload: String,
     /// The precision the workload's GEMMs run in.
