@@ -141,6 +141,26 @@ const ROWS: &str = "ROWS_PER_BLOCK (rows a block takes: BLOCK_X / ROWS_PER_BLOCK
 const TENSOR_CORE: &str =
     "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM, or with CLUSTER_Y one cluster for each that fits (STREAMK = 1 splits its last wave, without a cluster; PINGPONG = 1 alternates whole tiles, or stream-K pieces, between its consumers); without TMA, STREAMK = 1 is the sgemm protocol's: a 1-D grid whose last blocks split the last partial wave's k-steps, the args lab_gemm_f32_args with its scratch (with PERSISTENT = 1 only those blocks, each walking whole tiles first)";
 
+/// The argument struct of lab.h a kernel of `family` with `launch` takes: what the host passes
+/// it, and what the build holds each kernel's signature to (a static_assert beside its source).
+pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
+    match (family, launch.params) {
+        (FamilyId::Memory, _) => "lab_stream_args",
+        (FamilyId::L2, _) => "lab_l2_args",
+        (FamilyId::Reduce, _) => "lab_reduce_args",
+        (FamilyId::Transpose, _) => "lab_transpose_args",
+        (FamilyId::Softmax, _) => "lab_softmax_args",
+        (FamilyId::LayerNorm, _) => "lab_layernorm_args",
+        (FamilyId::Peak, _) => "lab_peak_args",
+        (FamilyId::Sgemm, _) => "lab_gemm_f32_args",
+        // The Tensor Core families: the tensor-map path, else stream-K on the sgemm protocol's
+        // args with their scratch, else the plain Tensor Core GEMM's.
+        (_, Params::Gemm { tma_bk: Some(_), .. }) => "lab_gemm_tma_args",
+        (_, Params::Gemm { stream_k: true, .. }) => "lab_gemm_f32_args",
+        _ => "lab_gemm_tc_args",
+    }
+}
+
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
 

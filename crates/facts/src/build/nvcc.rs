@@ -7,6 +7,8 @@ use std::sync::Mutex;
 use sha2::{Digest, Sha256};
 
 use crate::arch::Target;
+use crate::family::FamilyId;
+use crate::launch;
 use crate::manifest::Checked;
 use crate::resources::{parse_ptxas, Usage};
 
@@ -100,10 +102,12 @@ fn flags(job: &Job, include: &Path) -> Vec<String> {
     f
 }
 
-/// Hash of what decides the machine code: toolkit, flags, the source and every shared header.
-fn source_hash(nvcc: &Nvcc, job: &Job, include: &Path, flags: &[String]) -> Result<String, String> {
+/// Hash of what decides the machine code: toolkit, flags, the source, every shared header, and the
+/// argument struct the build holds the kernel to.
+fn source_hash(nvcc: &Nvcc, job: &Job, include: &Path, flags: &[String], abi: &str) -> Result<String, String> {
     let mut h = Sha256::new();
     h.update(nvcc.version.as_bytes());
+    h.update(abi.as_bytes());
     for f in flags {
         h.update(f.as_bytes());
         h.update([0]);
@@ -127,7 +131,7 @@ pub fn compile_all(nvcc: &Nvcc, include: &Path, out_dir: &Path, jobs: Vec<Job>) 
     let names: std::collections::HashSet<&str> = jobs.iter().map(|j| j.entry.name.as_str()).collect();
     for entry in std::fs::read_dir(out_dir).map_err(|e| format!("{}: {e}", out_dir.display()))?.flatten() {
         let file = entry.file_name().to_string_lossy().into_owned();
-        let stem = [".fatbin", ".ptxas.txt", ".hash"].iter().find_map(|ext| file.strip_suffix(ext));
+        let stem = [".fatbin", ".ptxas.txt", ".hash", ".abi.cu"].iter().find_map(|ext| file.strip_suffix(ext));
         if stem.is_some_and(|s| !names.contains(s)) {
             std::fs::remove_file(entry.path()).map_err(|e| format!("{}: {e}", entry.path().display()))?;
         }
@@ -149,9 +153,29 @@ pub fn compile_all(nvcc: &Nvcc, include: &Path, out_dir: &Path, jobs: Vec<Job>) 
     results.into_iter().map(|(_, r)| r).collect()
 }
 
+/// What nvcc compiles for a variant: its source, then a static_assert that its kernel takes the
+/// argument struct its family's protocol names for its launch (`launch::abi`). A kernel whose
+/// signature disagrees with its manifest entry fails the build there; the assertion adds no code.
+fn checked_source(job: &Job) -> Result<(String, &'static str), String> {
+    let family = FamilyId::parse(&job.family).ok_or_else(|| format!("family '{}' has no launch protocol", job.family))?;
+    let abi = launch::abi(family, &job.entry.launch);
+    let (symbol, line) = (&job.entry.symbol, job.entry.line);
+    let text = format!(
+        "#include \"{src}\"\n\
+         template <class A, class B> struct lab_same {{ static constexpr bool value = false; }};\n\
+         template <class A> struct lab_same<A, A> {{ static constexpr bool value = true; }};\n\
+         template <class A> constexpr bool lab_takes(void (*)(A)) {{ return lab_same<A, {abi}>::value; }}\n\
+         static_assert(lab_takes(&{symbol}), \"{symbol} must take {abi}: {family}/variants.toml:{line} makes it a {family} kernel with that launch\");\n",
+        src = job.src.display(),
+        family = job.family,
+    );
+    Ok((text, abi))
+}
+
 fn compile_one(nvcc: &Nvcc, include: &Path, out_dir: &Path, job: Job) -> Result<Built, String> {
     let flags = flags(&job, include);
-    let hash = source_hash(nvcc, &job, include, &flags)?;
+    let (checked, abi) = checked_source(&job)?;
+    let hash = source_hash(nvcc, &job, include, &flags, abi)?;
     if job.targets.is_empty() {
         return Ok(Built { job, fatbin: None, usage: Vec::new(), hash, warnings: Vec::new() });
     }
@@ -162,8 +186,10 @@ fn compile_one(nvcc: &Nvcc, include: &Path, out_dir: &Path, job: Job) -> Result<
     let text = if cached {
         std::fs::read_to_string(&report).map_err(|e| format!("{}: {e}", report.display()))?
     } else {
+        let wrapper = out_dir.join(format!("{}.abi.cu", job.entry.name));
+        std::fs::write(&wrapper, &checked).map_err(|e| format!("{}: {e}", wrapper.display()))?;
         let mut cmd = Command::new(&nvcc.path);
-        cmd.args(&flags).arg("-o").arg(&fatbin).arg(&job.src);
+        cmd.args(&flags).arg("-o").arg(&fatbin).arg(&wrapper);
         let out = cmd.output().map_err(|e| format!("cannot run {cmd:?}: {e}"))?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         if !out.status.success() {
