@@ -9,10 +9,11 @@ const FIRST_BAD: usize = 5;
 /// Below this many elements a check runs on one thread.
 const PER_THREAD: usize = 1 << 20;
 
-/// `f` over `count` indices cut into chunks, on as many threads as the chunks fill (a 1 GiB
-/// array is 268M elements: one thread would take seconds per check); the chunks' results in order.
-fn chunked<T: Send>(count: usize, f: &(dyn Fn(std::ops::Range<usize>) -> T + Sync)) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count / PER_THREAD + 1);
+/// `f` over `count` indices cut into chunks of at least `least` indices, on as many threads as
+/// the chunks fill (a 1 GiB array is 268M elements: one thread would take seconds per check);
+/// the chunks' results in order.
+pub fn chunked<T: Send>(count: usize, least: usize, f: &(dyn Fn(std::ops::Range<usize>) -> T + Sync)) -> Vec<T> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(count / least.max(1) + 1);
     let per = count.div_ceil(threads).max(1);
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads).map(|t| s.spawn(move || f(t * per..((t + 1) * per).min(count)))).collect();
@@ -27,8 +28,8 @@ fn chunked<T: Send>(count: usize, f: &(dyn Fn(std::ops::Range<usize>) -> T + Syn
 /// check, however small its share of the norm.
 pub fn check(output: &[f32], count: usize, reference: &(dyn Fn(usize) -> (usize, f64) + Sync), precision: Precision) -> Check {
     let tolerance = precision.tolerance();
-    let nonfinite = chunked(output.len(), &|r| output[r].iter().filter(|x| !x.is_finite()).count()).into_iter().sum();
-    let sums = chunked(count, &|r| {
+    let nonfinite = chunked(output.len(), PER_THREAD, &|r| output[r].iter().filter(|x| !x.is_finite()).count()).into_iter().sum();
+    let sums = chunked(count, PER_THREAD, &|r| {
         r.map(reference).fold((0.0f64, 0.0f64), |(num, den), (i, w)| {
             let d = output[i] as f64 - w;
             (num + d * d, den + w * w)
@@ -40,7 +41,7 @@ pub fn check(output: &[f32], count: usize, reference: &(dyn Fn(usize) -> (usize,
     let mut first_bad: Vec<(usize, f64, f64)> =
         output.iter().enumerate().filter(|(_, g)| !g.is_finite()).take(FIRST_BAD).map(|(i, g)| (i, *g as f64, f64::NAN)).collect();
     // Per chunk: elements beyond, the largest finite deviation, the first few beyond.
-    let off = chunked(count, &|r| {
+    let off = chunked(count, PER_THREAD, &|r| {
         let (mut beyond, mut worst, mut first) = (0usize, 0.0f64, Vec::new());
         for (i, w) in r.map(reference) {
             let g = output[i] as f64;

@@ -88,10 +88,5 @@ impl<T: DeviceRepr + ValidAsZeroBits> Readback<T> {
 /// `f` of every row index below `rows`, in order, on as many threads as the machine has: the
 /// row-wise families' f64 references over up to 2^31 elements.
 pub fn per_row<T: Send>(rows: usize, f: &(dyn Fn(usize) -> T + Sync)) -> Vec<T> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let per = rows.div_ceil(threads).max(1);
-    std::thread::scope(|s| {
-        let parts: Vec<_> = (0..rows).step_by(per).map(|from| s.spawn(move || (from..(from + per).min(rows)).map(f).collect::<Vec<_>>())).collect();
-        parts.into_iter().flat_map(|p| p.join().expect("a reference thread panicked")).collect()
-    })
+    crate::measure::verify::chunked(rows, 1, &|r| r.map(f).collect::<Vec<T>>()).into_iter().flatten().collect()
 }
