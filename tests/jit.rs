@@ -161,3 +161,20 @@ fn expressions() {
     assert!(expr::eval("BM $ 2", &vars).unwrap_err().contains("unexpected '$'"));
     assert!(expr::check_all(&["BM > WM", "BM < WM"], &vars).unwrap_err().contains("violates BM < WM"));
 }
+
+#[test]
+fn a_kernel_includes_its_own_familys_arguments_and_no_other_familys() {
+    // A tuning is keyed by the text of every header its kernel includes: were a kernel to include
+    // lab.h (every family's structs), adding a field for one family would make every tuning stale.
+    let set = registry::set().unwrap();
+    for v in registry::all().unwrap() {
+        let abi: Vec<&str> = jit::included(&v.source, &set.headers)
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .filter(|n| n.starts_with("lab") && n.ends_with(".h") && *n != "lab_base.h")
+            .collect();
+        let gemm = ["sgemm", "tensor", "bf16", "tf32", "int8", "fp8"].contains(&v.family.as_str());
+        let own = if gemm { "lab_gemm.h".to_string() } else { format!("lab_{}.h", v.family) };
+        assert_eq!(abi, [own.as_str()], "{}: the argument headers it includes", v.name);
+    }
+}

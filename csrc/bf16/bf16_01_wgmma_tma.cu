@@ -3,6 +3,7 @@
 // Teaches: bf16 runs at fp16's rate on Hopper; only the inputs' range and precision differ.
 // Limits: B is read MN-major (row-major, wgmma's transpose flag), as cuBLAS gets it; unaligned
 //   rows get a padded pitch first (part of the timed work); persistent blocks (PERSISTENT, see the header).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(!PINGPONG && !STREAMK_HELPERS, "the cooperative rung");

@@ -5,6 +5,7 @@
 //   on an H200; with them first, 0.96x cuBLAS at 4096^3 against bf16_02's 0.89x. Its _helpers
 //   entry splits the tail as tensor_08's does.
 // Limits: as bf16_02; the partial sums go through global memory (two tiles a block).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && STREAMK && PINGPONG, "the ping-pong stream-K rung");

@@ -3,6 +3,7 @@
 // Teaches: the same trade in bf16, bf16_01 beside it in the same run.
 // Limits: as tensor_09 (level with bf16_01 on an H200: 0.99-1.00x cuBLAS at 4096^3, 1.02x at
 //   8192^3).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && CLUSTER_Y == 2, "the persistent pair this rung measures");

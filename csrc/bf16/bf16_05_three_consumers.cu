@@ -3,6 +3,7 @@
 //   two-consumer tiles (4104^3: 192 x 176 tiles make 4 whole waves of pairs), bf16_02 and bf16_04
 //   beside it in the same run.
 // Limits: as tensor_10.
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT, "the persistent three-consumer rung this file measures");

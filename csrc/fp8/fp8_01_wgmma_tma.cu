@@ -7,6 +7,7 @@
 //   kernels take that layout too ("TN"); no scale factors (the inputs are exact e4m3 values);
 //   unaligned rows get a padded pitch first (part of the timed work); persistent blocks (see the
 //   header).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(!PINGPONG && !STREAMK, "the cooperative rung");

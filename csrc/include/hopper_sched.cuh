@@ -11,6 +11,7 @@
 // A scheduler gives the kernel units(), unit(u, w) and at(id, row0, col0); `stream_k` says whether
 // its pieces need a fixup (the scheduler's fixup()) before C is stored.
 #pragma once
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 // Consumer warpgroup wg's first row in a tile of kernel configuration K, and its part of the

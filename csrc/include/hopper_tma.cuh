@@ -4,6 +4,7 @@
 // the tensor-map forms. Every copy is issued by one thread and completes on an mbarrier (loads) or
 // in the thread's bulk group (stores), so none of them costs the issuing warp registers.
 #pragma once
+#include "lab_gemm.h"
 #include "bulk_async.cuh"
 
 __device__ __forceinline__ void lab_tma_load_2d(void* smem, const lab_tma* map, int c0, int c1, uint64_t* bar) {

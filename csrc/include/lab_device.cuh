@@ -1,6 +1,6 @@
 // Device-side helpers shared by the lab's kernels.
 #pragma once
-#include "lab.h"
+#include "lab_base.h"
 
 template <typename T>
 __device__ __forceinline__ T* lab_ptr(lab_dptr p) { return reinterpret_cast<T*>(p); }

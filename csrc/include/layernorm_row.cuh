@@ -1,6 +1,7 @@
 // What the layer-norm rungs share: the affine step every rung ends with, and Welford's running
 // (count, mean, sum of squared deviations) with the merge of two such states (Chan et al.).
 #pragma once
+#include "lab_layernorm.h"
 #include "row_team.cuh"
 
 // y = (x - mean) * rstd * gamma + beta, the normalised element scaled and shifted.

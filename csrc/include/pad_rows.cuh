@@ -12,6 +12,7 @@
 // lane by shuffle, which halves the loads through L2, runs 18.0-18.2 us: what is left is the
 // memory's.
 #pragma once
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 // The aligned 16-byte chunk at `base`, or, for the source's last chunk where the matrix ends

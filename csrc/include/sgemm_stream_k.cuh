@@ -13,6 +13,7 @@
 // persistent walk); the bounds of a tile's pieces are found by a scan over the blocks' shares,
 // checked against a simulation of 18,000 random (tiles, blocks, k-steps) and by `verify --fuzz`.
 #pragma once
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 #ifndef STREAMK

@@ -1,6 +1,7 @@
 // Pieces shared by the warp-tiled SGEMM rungs (07 and later): the tile loads and the epilogue.
 // Each rung's .cu file keeps its own main loop, which is the technique it teaches.
 #pragma once
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 // PAD_ROWS = 1 (the sgemm protocol): the host hands over A and B with every row padded with

@@ -6,6 +6,7 @@
 // 0. The max is taken with fmaxf, which passes over NaN, and the NaN then reaches every output
 // through the row's sum.
 #pragma once
+#include "lab_softmax.h"
 #include "row_team.cuh"
 
 // +inf without math.h's INFINITY, which NVRTC (the tuner's and Volta's compiler) lacks.

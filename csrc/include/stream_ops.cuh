@@ -1,6 +1,7 @@
 // STREAM's four operations, chosen at compile time by OP (0 copy, 1 scale, 2 add, 3 triad).
 // The _rn intrinsics forbid fusing b + s * c into one FMA, so the host computes the same bits.
 #pragma once
+#include "lab_memory.h"
 #include "lab_device.cuh"
 
 static_assert(OP >= 0 && OP <= 3, "OP: 0 copy, 1 scale, 2 add, 3 triad");

@@ -5,6 +5,7 @@
 //   the layout work (B must be k-contiguous per column) is the price of a row-major B.
 // Limits: the transpose of B is done with byte stores; no cp.async pipeline; k and n must be
 //   multiples of 16 (16-byte loads).
+#include "lab_gemm.h"
 #include "mma_tiles.cuh"
 
 #define THREADS (BLOCK_X)

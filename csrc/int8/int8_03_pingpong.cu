@@ -2,6 +2,7 @@
 //   alternate tiles whole and take turns in the main loop.
 // Teaches: the epilogue's share of an int8 GEMM, whose C (s32) is four times its inputs' bytes.
 // Limits: as int8_02; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && !STREAMK && PINGPONG, "the persistent ping-pong rung");

@@ -8,6 +8,7 @@
 // Limits: the host launches only the blocks that fit at once (at most BLOCKS_PER_SM per SM): a
 //   second wave would re-read only its own part of the set. Reads only; the set is a multiple of
 //   16 bytes; per-thread partial sums are written once (not counted as work).
+#include "lab_l2.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");

@@ -8,6 +8,7 @@
 // 1 / sqrt(eps) = 316 in every output of a row whose variance is 0.
 // Limits: three reads of the row, the second and third from L1 or L2 if it stayed there; rung 2
 // needs two.
+#include "lab_layernorm.h"
 #include "layernorm_row.cuh"
 
 constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;

@@ -6,6 +6,7 @@
 // Teaches: the register file as the row's cache: BERT's rows of 768 fit a warp at 24 floats a
 // thread, so the kernel moves the minimum, 8 bytes an element (and gamma and beta, from L2).
 // Limits: PER_THREAD registers a thread cap the residency; longer rows read their rest twice.
+#include "lab_layernorm.h"
 #include "layernorm_row.cuh"
 
 constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;

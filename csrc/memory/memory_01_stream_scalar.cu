@@ -4,6 +4,7 @@
 //   the whole array, so launch cost is paid once however large the array is.
 // Limits: each thread has one 4-byte load per array in flight at a time; on HBM that is too few
 //   bytes in flight to reach the copy engine's bandwidth (see memory_02 and memory_03).
+#include "lab_memory.h"
 #include "stream_ops.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && VEC == 1, "a 1-D block, 4-byte accesses");

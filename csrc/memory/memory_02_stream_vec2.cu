@@ -2,6 +2,7 @@
 // Teaches: access width. Twice the bytes per load instruction and per request in flight, with
 //   the same coalescing; the step between memory_01's 4 bytes and memory_03's 16.
 // Limits: still one load per array per thread in flight; the n % 2 tail runs as scalars.
+#include "lab_memory.h"
 #include "stream_ops.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && VEC == 2, "a 1-D block, 8-byte accesses");

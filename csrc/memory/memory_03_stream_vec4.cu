@@ -4,6 +4,7 @@
 //   instruction, and issuing UNROLL independent loads before the first store hides DRAM latency.
 //   The block size and the grid (BLOCKS_PER_SM) are the launch-shape sweep of the tuner.
 // Limits: needs 16-byte aligned arrays (cudaMalloc gives 256); the n % 4 tail runs as scalars.
+#include "lab_memory.h"
 #include "stream_ops.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && VEC == 4, "a 1-D block, 16-byte accesses");

@@ -5,6 +5,7 @@
 //   other data out of L2; the hardware block scheduler replaces the software grid-stride loop.
 // Limits: one block per chunk means a large grid (and a launch that grows with n); the last
 //   block checks bounds per vector and handles the n % 4 tail.
+#include "lab_memory.h"
 #include "stream_ops.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && VEC == 4, "a 1-D block, 16-byte accesses");

@@ -6,6 +6,7 @@
 //   BLOCKS_PER_SM x (STAGES - 1) x CHUNK bytes per SM in the memory system, with no registers.
 // Limits: copy only (OP 0); sm_90 and later; 16-byte aligned arrays (cudaMalloc gives 256); the
 //   n % 4 tail runs as scalars; STAGES x CHUNK must fit in 48 KB of static shared memory.
+#include "lab_memory.h"
 #include "bulk_async.cuh"
 #include "stream_ops.cuh"
 

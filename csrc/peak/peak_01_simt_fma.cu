@@ -6,6 +6,7 @@
 // Limits: every FMA is x = x * one + s with one = 1.0 read at run time (the compiler cannot turn
 //   it into an add), s alternating +step, -step and one +step closing each task, so each
 //   accumulator ends at its start + (tasks it ran) x step, exactly, and the host can check it.
+#include "lab_peak.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCK_X % 32 == 0, "whole warps");

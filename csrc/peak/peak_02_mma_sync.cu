@@ -15,6 +15,7 @@
 //   D += A.(-B) and one closing D += A.B, so each accumulator ends at c + (tasks it ran) x K x a x b,
 //   exactly. The mma instructions are volatile, so NVVM keeps each; ptxas still computes once
 //   what it can prove repeated (fp8 on sm_90, below), so there B differs, to ptxas, each iteration.
+#include "lab_peak.h"
 #include "mma_tiles.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && BLOCK_X % 32 == 0, "whole warps");

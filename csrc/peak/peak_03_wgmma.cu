@@ -12,6 +12,7 @@
 //   stay exact. A thread writes c + (tasks its warpgroup ran) x K x a x b if all 128 of its
 //   accumulators agreed after every task, and NaN if not.
 //   fp16 -> fp16 is left to peak_02: its accumulators would leave fp16's exact range here.
+#include "lab_peak.h"
 #include "wgmma.cuh"
 
 // One warpgroup a block: the task loop then depends on blockIdx only, which the compiler knows

@@ -14,6 +14,7 @@
 //   c + (tasks its warp ran) x 16ab, exactly (CHAINS = 32 accumulators of ACC = 4). FEED 3's
 //   copies fetch the same 24 KiB a block every k-tile (L2 hits): their issue, L2's traffic and
 //   their wait are timed, not DRAM's.
+#include "lab_peak.h"
 #include "cp_async.cuh"
 #include "mma_tiles.cuh"
 

@@ -5,6 +5,7 @@
 //   each step's shared-memory accesses collide in the same banks, and most warps sit idle.
 // Limits: shared-memory bank conflicts and a barrier per step; half the threads idle after the
 //   first load. Rung 2 keeps the active threads contiguous.
+#include "lab_reduce.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && (BLOCK_X & (BLOCK_X - 1)) == 0, "a power-of-two 1-D block");

@@ -4,6 +4,7 @@
 //   idle lanes in every warp.
 // Limits: still one element per thread and a barrier per step, and the last five steps run in
 //   one warp with barriers it does not need; rung 3 uses warp shuffles.
+#include "lab_reduce.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && (BLOCK_X & (BLOCK_X - 1)) == 0, "a power-of-two 1-D block");

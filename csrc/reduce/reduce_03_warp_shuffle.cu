@@ -4,6 +4,7 @@
 //   and their barriers; the block needs one barrier in all.
 // Limits: still one 4-byte element per thread, so the grid is n / BLOCK_X blocks and each load
 //   has little company in flight; rung 4 gives each thread many vector loads.
+#include "lab_reduce.h"
 #include "reduce_warp.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");

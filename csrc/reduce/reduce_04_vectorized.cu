@@ -5,6 +5,7 @@
 // Teaches: a reduction is a read stream. Once the per-element work is a few adds, the rate is set
 //   by bytes in flight, as for a copy; the tree at the end touches one value per thread.
 // Limits: two launches (the second is tiny but costs a launch); rung 5 finishes in one.
+#include "lab_reduce.h"
 #include "reduce_grid.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");

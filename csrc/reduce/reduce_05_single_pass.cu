@@ -5,6 +5,7 @@
 //   visible before its ticket is taken, so the block that draws the last ticket sees them all.
 // Limits: the last block's sum of the partials is serial in one block (a few thousand values);
 //   the counter must be zero before the first launch (the host zeroes it once).
+#include "lab_reduce.h"
 #include "reduce_grid.cuh"
 
 static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");

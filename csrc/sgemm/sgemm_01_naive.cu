@@ -3,6 +3,7 @@
 //   loads of A are k floats apart and its 32 stores to C are n floats apart: every access is its
 //   own memory transaction, and each A and B element is re-read from DRAM or L2 by many threads.
 // Limits: bound by uncoalesced traffic, far below the arithmetic rate; sgemm_02 fixes the order.
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 static_assert(BM == BLOCK_X && BN == BLOCK_Y && BLOCK_Z == 1, "one thread per output of a BM x BN tile");

@@ -3,6 +3,7 @@
 //   floats of C in one transaction each, and all its threads share (broadcast) one A element.
 // Limits: every operand is still fetched from global memory once per use: 2 loads per FMA, so
 //   the kernel is bound by L1/L2 bandwidth, not by the FMA units. sgemm_03 reuses tiles instead.
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 static_assert(BN == BLOCK_X && BM == BLOCK_Y && BLOCK_Z == 1, "one thread per output of a BM x BN tile");

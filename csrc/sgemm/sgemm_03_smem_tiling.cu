@@ -4,6 +4,7 @@
 //   cutting global traffic by TILE; out-of-range elements are loaded as zeros, so any m, n, k work.
 // Limits: still one output per thread: 2 shared-memory loads per FMA keep the kernel bound by
 //   shared-memory bandwidth. sgemm_04 computes several outputs per thread.
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_X == TILE && BLOCK_Y == TILE && BLOCK_Z == 1, "a TILE x TILE block");

@@ -3,6 +3,7 @@
 // Teaches: arithmetic intensity per thread. Shared-memory loads per FMA drop from 2 to about
 //   (1 + TM) / TM, so the FMA units, not shared memory, start to set the pace.
 // Limits: A is still read once per FMA from shared memory; sgemm_05 blocks in two dimensions.
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 #define THREADS (BLOCK_X)

@@ -4,6 +4,7 @@
 //   arithmetic most of the time; a 128 x 128 block tile halves global traffic against rung 4.
 // Limits: scalar 4-byte shared and global loads, and the A column read from shared memory is
 //   strided (bank conflicts); sgemm_06 vectorises and transposes A.
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 #define THREADS (BLOCK_X)

@@ -5,6 +5,7 @@
 //   register fills in the inner loop are vector loads without bank conflicts.
 // Limits: needs k and n to be multiples of 4 (16-byte aligned rows of A, B and C), declared in
 //   the manifest; there is no overlap of the next tile's loads with this tile's math (sgemm_08).
+#include "lab_gemm.h"
 #include "lab_device.cuh"
 
 #define THREADS (BLOCK_X)

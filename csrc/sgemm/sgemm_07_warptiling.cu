@@ -7,6 +7,7 @@
 // Limits: one buffer per tile, so loads from global memory and the math take turns, with two
 //   barriers per BK step. Rung 8 overlaps them. Any shape: where rows are not whole float4s
 //   (k or n not a multiple of 4, an odd leading dimension) the tiles move element by element.
+#include "lab_gemm.h"
 #include "sgemm_tiles.cuh"
 
 #define THREADS (BLOCK_X)

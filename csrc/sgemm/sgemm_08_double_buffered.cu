@@ -7,6 +7,7 @@
 //   blocks are launched row by row, so concurrent blocks share little of B in L2 (rung 9). Where
 //   the tiles alone leave SMs idle, SPLIT_K slices each tile's K over blocks that add into C
 //   (the manifest's sgemm_08_double_buffered_split_k), at the cost of C's atomic traffic.
+#include "lab_gemm.h"
 #include "sgemm_double_buffer.cuh"
 
 #define THREADS (BLOCK_X)

@@ -5,6 +5,7 @@
 //   blocks that need them run, so fewer bytes come from DRAM per FLOP.
 // Limits: pays only when the operands outgrow L2 (60 MB on an H200 holds 4096^2 fp32 A and B);
 //   GROUP_M is tunable, and too large a group sweeps as much of A as row order sweeps of B.
+#include "lab_gemm.h"
 #include "sgemm_double_buffer.cuh"
 
 #define THREADS (BLOCK_X)

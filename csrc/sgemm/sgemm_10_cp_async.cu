@@ -7,6 +7,7 @@
 // Limits: cp.async copies bytes as they are, so A lands row-major and is transposed into the
 //   [k][m] layout the warp tile reads by one extra pass through shared memory per tile; needs
 //   k % 4 == 0 and n % 4 == 0 (16-byte chunks).
+#include "lab_gemm.h"
 #include "cp_async.cuh"
 #include "sgemm_tiles.cuh"
 

@@ -9,6 +9,7 @@
 //   8's scheme), with the same any-shape tile loads.
 // Limits: 128 accumulators and two fragment sets need ~230 registers, so one block of 256 threads
 //   per SM (8 warps): latency is hidden by ILP, not by warps; edge tiles compute zeros.
+#include "lab_gemm.h"
 #include "sgemm_tiles.cuh"
 
 #define THREADS (BLOCK_X * BLOCK_Y)

@@ -11,6 +11,7 @@
 // Limits: 16-byte copies need A's and B's rows in whole float4s: PAD_ROWS = 1, the host pads them
 //   (a timed copy) where they are not. 128 accumulators, 64 registers of A and the B fragments
 //   leave one block an SM: 8 warps hide latency with ILP. Edge tiles compute zeros.
+#include "lab_gemm.h"
 #include "cp_async.cuh"
 #include "sgemm_tiles.cuh"
 

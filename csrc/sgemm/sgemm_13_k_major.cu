@@ -15,6 +15,7 @@
 //   tiles of 128 x 256 are 3.88 waves of 132, and stream-K is what puts this rung past cuBLAS.
 // Limits: 128 accumulators and two fragment sets leave one block of 256 threads an SM (8 warps):
 //   latency is hidden by ILP. Edge tiles compute zeros.
+#include "lab_gemm.h"
 #include "cp_async.cuh"
 #include "sgemm_stream_k.cuh"
 #include "sgemm_tiles.cuh"

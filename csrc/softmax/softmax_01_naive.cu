@@ -5,6 +5,7 @@
 // so a warp's 32 loads touch 32 lines and each load uses 4 bytes of its 32-byte sector.
 // Limits: rows / BLOCK_X blocks, so a few thousand rows leave most of the GPU idle; rung 2 gives
 // a row a block, whose threads also split the row's sum into short ones.
+#include "lab_softmax.h"
 #include "softmax_row.cuh"
 
 static_assert(ROWS_PER_BLOCK == BLOCK_X && BLOCK_Y == 1 && BLOCK_Z == 1, "a thread a row");

@@ -6,6 +6,7 @@
 // Limits: eight barriers a reduction and two reductions a row; a row of 512 gives each of 256
 // threads two elements, so the barriers, not the memory, set the pace. Rung 3 reduces in
 // registers with warp shuffles.
+#include "lab_softmax.h"
 #include "softmax_row.cuh"
 
 static_assert(ROWS_PER_BLOCK == 1 && BLOCK_Y == 1 && BLOCK_Z == 1, "a block a row");

@@ -4,6 +4,7 @@
 // Teaches: sizing the team to the row. A warp suits BERT's rows of 512 (16 elements a thread);
 // a wide row wants the whole block. The team is a compile-time constant, so the tuner picks it.
 // Limits: still three passes over the row and 4-byte loads: rung 4 loads 16 bytes at a time.
+#include "lab_softmax.h"
 #include "softmax_row.cuh"
 
 constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;

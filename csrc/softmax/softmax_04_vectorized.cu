@@ -5,6 +5,7 @@
 // in flight per thread for the same registers.
 // Limits: three passes still read the row three times (once from DRAM, twice from L1 or L2 if
 // it stayed there); rung 5 needs two.
+#include "lab_softmax.h"
 #include "softmax_row.cuh"
 
 constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;

@@ -6,6 +6,7 @@
 // memory-bound kernel, and the step that flash attention builds on.
 // Limits: the row is still read twice; for a row that fits in the team's registers, rung 6 reads
 // it once.
+#include "lab_softmax.h"
 #include "softmax_row.cuh"
 
 constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;

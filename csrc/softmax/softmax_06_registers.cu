@@ -7,6 +7,7 @@
 // thread, so the kernel moves the minimum, 8 bytes an element, and no exp is taken twice.
 // Limits: PER_THREAD registers a thread cap the residency; rows much longer than TEAM x
 // PER_THREAD fall back to two reads.
+#include "lab_softmax.h"
 #include "softmax_row.cuh"
 
 constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;

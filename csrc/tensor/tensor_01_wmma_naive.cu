@@ -5,6 +5,7 @@
 // Limits: every fragment is read from global memory (no reuse between warps beyond what L1 and
 //   L2 catch), so the kernel is bound by memory instructions long before the Tensor Cores; m, n
 //   and k must be multiples of 16 (the fragment), declared in the manifest.
+#include "lab_gemm.h"
 #include "wmma_ptx.cuh"
 
 static_assert(BLOCK_X == 32 * WARPS_N && BLOCK_Y == WARPS_M && BLOCK_Z == 1, "one warp per tile, WARPS_M x WARPS_N warps");

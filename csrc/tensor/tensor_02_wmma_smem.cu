@@ -7,6 +7,7 @@
 // Limits: no overlap of loads and math (the next rungs pipeline them); k and n must be multiples
 //   of 8 so every 16-byte load is whole; edges of m, n and k are zero-filled on the way in and
 //   bounds-checked on the way out through a shared-memory staging tile.
+#include "lab_gemm.h"
 #include "wmma_ptx.cuh"
 
 #define THREADS (BLOCK_X)

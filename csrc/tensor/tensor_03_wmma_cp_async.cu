@@ -6,6 +6,7 @@
 // Limits: WMMA's fragment loads from shared memory still go through its fixed layout (no
 //   ldmatrix, no swizzle: rung 4); k and n must be multiples of 8 (16-byte chunks); the stages
 //   live in static shared memory, so STAGES x stage size stays under 48 KB.
+#include "lab_gemm.h"
 #include "cp_async.cuh"
 #include "wmma_ptx.cuh"
 

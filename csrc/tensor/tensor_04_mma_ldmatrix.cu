@@ -15,6 +15,7 @@
 //   allows; a search on an H100 or H200 may give a block up to 227 KB, a deeper ring), so the
 //   search reaches the 128 x 256 tiles, 64 x 64 warp tiles and 3-5 stages of the Ampere recipe;
 //   the epilogue stores fp32 from registers, in pairs where the warp tile lies inside C.
+#include "lab_gemm.h"
 #include "cp_async.cuh"
 #include "mma_tiles.cuh"
 #include "sgemm_stream_k.cuh"

@@ -6,6 +6,7 @@
 //   asynchronously by 128 threads at a time; the two only meet at mbarriers.
 // Limits: B is read MN-major (row-major, wgmma's transpose flag), as cuBLAS gets it; unaligned
 //   rows get a padded pitch first (part of the timed work); one tile a block (see the header).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(!PINGPONG, "the cooperative rung");

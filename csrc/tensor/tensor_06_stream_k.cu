@@ -4,6 +4,7 @@
 // Teaches: what the schedule buys against the tail wave (Osama et al., PPoPP 2023), rung 5 beside
 //   it in the same run: 4097³ makes 4.25 waves of 128 x 256 tiles on 132 SMs, 4096³ 3.9.
 // Limits: as rung 5; the partial sums go through global memory (two tiles a block).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && STREAMK && !STREAMK_HELPERS && !PINGPONG && SLICED_C, "the cooperative stream-K rung");

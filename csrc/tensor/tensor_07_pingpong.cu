@@ -5,6 +5,7 @@
 //   both consumers on every tile, so both store C at once).
 // Limits: as rung 5; the accumulators of a 128-row tile in one warpgroup (BN <= 192); C leaves
 //   by TMA stores where its rows are 16-byte aligned, else through slices by coalesced stores.
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && !STREAMK && PINGPONG, "the persistent ping-pong rung");

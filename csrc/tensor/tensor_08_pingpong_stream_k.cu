@@ -15,6 +15,7 @@
 //   level with cuBLASLt's best.
 // Limits: as rung 7; the partial sums go through global memory (two tiles a block); a helped
 //   tile's block waits for its helper's piece, which a grid of resident blocks makes safe.
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && STREAMK && PINGPONG, "the ping-pong stream-K rung");

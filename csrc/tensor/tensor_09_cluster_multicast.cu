@@ -12,6 +12,7 @@
 //   loads, leaves the Tensor Cores idle. Its ping-pong entry (128 x 192, PINGPONG) reads rows
 //   that are 16-byte but not 32-byte aligned in place, which a lone block cannot do well: at
 //   4104^3 0.92x cuBLAS against tensor_08's 0.87x on padded copies.
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT && CLUSTER_Y == 2, "the persistent pair this rung measures");

@@ -7,6 +7,7 @@
 // Limits: as rung 9 (cooperative, so the epilogue stops the Tensor Cores); 512 threads leave each
 //   consumer 152 registers, so a 64-row block's accumulators are at most 112 of them (BN <= 224);
 //   no ping-pong and no stream-K with three consumers.
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(PERSISTENT, "the persistent three-consumer rung this file measures");

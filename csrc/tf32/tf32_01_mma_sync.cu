@@ -5,6 +5,7 @@
 //   accumulation, for 8x the rate of fp32 FMA on A100 and Hopper, without changing the data.
 // Limits: fragments are read element by element (ldmatrix moves 16-bit elements); no cp.async
 //   pipeline; k and n must be multiples of 4 (16-byte loads).
+#include "lab_gemm.h"
 #include "mma_tiles.cuh"
 
 #define THREADS (BLOCK_X)

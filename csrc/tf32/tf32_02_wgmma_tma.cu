@@ -5,6 +5,7 @@
 // Limits: B is read K-major (n x k): wgmma transposes only 16-bit operands, and cuBLAS gets that
 //   layout too ("TN"); unaligned rows get a padded pitch first (part of the timed work); one tile
 //   per block (see the header).
+#include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
 static_assert(!PINGPONG && !STREAMK_HELPERS, "the cooperative rung");

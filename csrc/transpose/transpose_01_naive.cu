@@ -4,6 +4,7 @@
 //   are 32 consecutive floats, its writes are 32 floats `rows` apart, one transaction each.
 // Limits: the strided writes waste most of every 32-byte sector written; rung 2 stages a tile
 //   in shared memory so both sides are row-wise.
+#include "lab_transpose.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_X == TILE_X && BLOCK_Y == TILE_Y && BLOCK_Z == 1, "one element per thread");

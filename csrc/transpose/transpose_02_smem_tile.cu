@@ -3,6 +3,7 @@
 // Teaches: coalescing both sides. Global reads and writes are now 32 consecutive floats per warp.
 // Limits: the write side reads a column of the shared tile: 32 words TILE apart, all in one bank,
 //   so each warp's read is a 32-way bank conflict. Rung 3 pads the tile.
+#include "lab_transpose.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_X == TILE && BLOCK_Y == TILE && TILE_X == TILE && TILE_Y == TILE && BLOCK_Z == 1, "one element per thread");

@@ -3,6 +3,7 @@
 //   write side walks across all 32 banks instead of hitting one, at the cost of one word a row.
 // Limits: one element per thread: TILE x TILE = 1024 threads per block, each doing one load and
 //   one store, with index arithmetic and a barrier per element. Rung 4 gives threads more work.
+#include "lab_transpose.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_X == TILE && BLOCK_Y == TILE && TILE_X == TILE && TILE_Y == TILE && BLOCK_Z == 1, "one element per thread");

@@ -4,6 +4,7 @@
 //   independent loads in flight per thread and more tiles resident per SM.
 // Limits: 4-byte accesses on both sides; the tile is square and TILE wide, so shapes that are not
 //   multiples of TILE run the bounds checks on their edge tiles.
+#include "lab_transpose.h"
 #include "lab_device.cuh"
 
 static_assert(BLOCK_X == TILE && TILE % BLOCK_Y == 0 && TILE_X == TILE && TILE_Y == TILE && BLOCK_Z == 1,

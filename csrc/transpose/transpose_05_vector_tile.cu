@@ -7,6 +7,7 @@
 //   instructions by VEC. The gather costs two-way bank conflicts, which shared memory absorbs.
 // Limits: rows and cols must be multiples of VEC (the manifest declares it), so every vector is
 //   in or out of the matrix and 8- or 16-byte aligned; edge tiles check bounds per vector.
+#include "lab_transpose.h"
 #include "lab_device.cuh"
 
 #define TILE (BLOCK_X * VEC)

@@ -9,6 +9,7 @@
 //   4032-4063), and a sample of 4,096 random elements misses all of them three times in four.
 // Limits: test-only; one thread an element (BLOCK_X = BM * BN), so slow; the sgemm protocol's
 //   stream-K launch and scratch.
+#include "lab_gemm.h"
 #include "sgemm_stream_k.cuh"
 #include "sgemm_tiles.cuh"
 

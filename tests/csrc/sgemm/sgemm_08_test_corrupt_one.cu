@@ -7,6 +7,7 @@
 //   one time in 4,096.
 // Limits: test-only; the element is (m / 2 + 5, n / 2 + 7) where the middle tile holds it, so
 //   the corruption lands away from every edge.
+#include "lab_gemm.h"
 #include "sgemm_double_buffer.cuh"
 
 #define THREADS (BLOCK_X)

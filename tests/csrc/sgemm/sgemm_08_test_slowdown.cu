@@ -4,6 +4,7 @@
 //   kernel, takes about that much longer; the output is rung 8's.
 // Limits: test-only; the GPU test renames it to rung 8 in a copy of the kernel set, as a rebuild
 //   of rung 8 with the define would leave it.
+#include "lab_gemm.h"
 #include "sgemm_double_buffer.cuh"
 
 #define THREADS (BLOCK_X)

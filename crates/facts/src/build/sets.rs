@@ -26,7 +26,7 @@ pub fn kernels(root: &Path, target: &Path) -> Result<(), String> {
         println!("cargo:warning=kernel-lab: not building {sm}: {why}");
     }
     let include = csrc.join("include");
-    let constants = lab_constants(&include.join("lab.h"))?;
+    let constants = lab_constants(&include)?;
     let main_dir = target.join(kernels::MAIN_DIR);
     let main = compile_tree(&toolkit, &plan, &csrc, &include, &constants, &main_dir, false)?;
     let headers = headers(&include)?;
@@ -65,9 +65,10 @@ pub fn kernels(root: &Path, target: &Path) -> Result<(), String> {
     set(all, sources).write(&test_dir)
 }
 
-/// `#define LAB_NAME <integer>` lines of lab.h: the names a manifest's define may use.
-fn lab_constants(header: &Path) -> Result<BTreeMap<String, i64>, String> {
-    let text = std::fs::read_to_string(header).map_err(|e| format!("{}: {e}", header.display()))?;
+/// `#define LAB_NAME <integer>` lines of the ABI headers (lab.h and the lab_*.h it gathers): the
+/// names a manifest's define may use.
+fn lab_constants(include: &Path) -> Result<BTreeMap<String, i64>, String> {
+    let text: String = headers(include)?.into_iter().filter(|(name, _)| name.starts_with("lab") && name.ends_with(".h")).map(|(_, t)| t).collect();
     Ok(text
         .lines()
         .filter_map(|l| {
