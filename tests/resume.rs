@@ -349,3 +349,32 @@ fn fresh_measures_everything_again_and_a_cache_replays_a_search() {
         assert_eq!(never, [None, None, None], "no stored rate is twice the best");
     }
 }
+
+#[test]
+fn after_an_edit_a_search_first_measures_what_the_stale_searches_ranked_best() {
+    // A whole search as stored, then its hashes made stale (the code changed since).
+    let whole_measured = RefCell::new(Vec::new());
+    let (whole, held) = search(Strategy::Random, &[], None, &whole_measured);
+    let whole = whole.unwrap();
+    let stale: Vec<Record> = held
+        .into_iter()
+        .map(|r| match r {
+            Record::Candidate { family, variant, shape, mut candidate } => {
+                candidate.hash = Some(format!("old-{}", candidate.hash.unwrap_or_default()));
+                Record::Candidate { family, variant, shape, candidate }
+            }
+            other => other,
+        })
+        .collect();
+    let mut ranked: Vec<&Candidate> = whole.candidates.iter().collect();
+    ranked.sort_by(|a, b| b.rate.unwrap().total_cmp(&a.rate.unwrap()));
+    let old = run_of(RunKind::Tune, Some(5), None, stale, true);
+    let again = RefCell::new(Vec::new());
+    search(Strategy::Random, &[old], None, &again).0.unwrap();
+    let again = again.borrow();
+    let spec = registry::by_name("sgemm_08_double_buffered").unwrap();
+    assert_eq!(again[0], spec.config().with("SPLIT_K", 1).with("PAD_ROWS", 1), "the manifest's configuration first");
+    let top: Vec<&Config> = ranked.iter().take(2).map(|c| &c.config).collect();
+    assert_eq!(again[1..3].iter().collect::<Vec<_>>(), top, "then the stale searches' two best (top = 2), every one measured anew");
+    assert_eq!(again.len(), whole_measured.borrow().len(), "nothing stale is taken from the cache");
+}

@@ -63,9 +63,20 @@ pub fn space(spec: &VariantSpec, only: &[(String, Vec<i64>)]) -> Vec<Config> {
 
 /// Where a search starts in `space` (the runnable configurations, the manifest's first): the
 /// manifest's configuration as the reference point, then `previous` (an earlier search's pick,
-/// where it is still in the space), so a shorter search cannot replace it with a worse one untried.
-pub fn first_picks(space: &Space, previous: Option<&Config>) -> Vec<usize> {
-    std::iter::once(Some(0)).chain([previous.and_then(|p| space.index_of(p))]).flatten().filter(|&i| i < space.len()).collect()
+/// where it is still in the space), so a shorter search cannot replace it with a worse one untried,
+/// then `earlier` (the configurations earlier searches ranked best, whatever code they were
+/// measured with). After an edit to a kernel or to a header it includes, every stored candidate is
+/// stale, yet their ranking is the best guess of where the best lies now: a search run again after
+/// such an edit re-measures those first and reaches the old pick's neighbourhood in a few tries.
+pub fn first_picks(space: &Space, previous: Option<&Config>, earlier: &[Config]) -> Vec<usize> {
+    let mut picks: Vec<usize> = Vec::new();
+    let wanted = std::iter::once(Some(0)).chain([previous.and_then(|p| space.index_of(p))]).chain(earlier.iter().map(|c| space.index_of(c)));
+    for i in wanted.flatten().filter(|&i| i < space.len()) {
+        if !picks.contains(&i) {
+            picks.push(i);
+        }
+    }
+    picks
 }
 
 /// The order the random strategy tries `runnable` (the manifest's configuration first): the
@@ -73,7 +84,7 @@ pub fn first_picks(space: &Space, previous: Option<&Config>) -> Vec<usize> {
 /// still samples the whole space.
 pub fn order(runnable: Vec<Config>, seed: u64, previous: Option<&Config>) -> Vec<Config> {
     let space = Space::new(runnable);
-    let first = first_picks(&space, previous);
+    let first = first_picks(&space, previous, &[]);
     let trace = strategy::drive::<()>(Strategy::Random, &space, &first, seed, &mut |_| true, &mut |_| Ok(None)).unwrap_or_default();
     trace.into_iter().map(|e| space.configs[e.index].clone()).collect()
 }
@@ -276,8 +287,8 @@ impl Search<'_> {
             }
         }
         let space = Space::new(runnable);
-        let first = first_picks(&space, previous);
         let cache = Cache::new(self.cache, &spec.name, label);
+        let first = first_picks(&space, previous, &cache.stale_ranking(self.top, hash));
         let bar = ProgressBar::new((space.len() + self.top * ROUNDS) as u64);
         bar.set_style(ProgressStyle::with_template("{bar:30} {pos}/{len} {elapsed} {msg}").unwrap());
         bar.set_message(format!("{} {label}", spec.name));

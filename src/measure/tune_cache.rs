@@ -67,6 +67,19 @@ impl Cache {
         out
     }
 
+    /// Where all the cache holds is stale (measured with older code: `hash` gives what a
+    /// configuration compiles to now), the `n` configurations whose newest stored score is
+    /// highest, best first: where a search run again after an edit starts (`tune::first_picks`).
+    /// None while any stored candidate is current, so a resumed search retraces its own picks.
+    pub fn stale_ranking(&self, n: usize, hash: &dyn Fn(&Config) -> Option<String>) -> Vec<Config> {
+        if self.candidates.iter().any(|c| hash(&c.config).is_some_and(|h| c.hash.as_deref() == Some(h.as_str()))) {
+            return Vec::new();
+        }
+        let mut scored: Vec<(Config, f64)> = self.configs().into_iter().filter_map(|c| self.score(&c).map(|s| (c, s))).collect();
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1));
+        scored.into_iter().take(n).map(|(c, _)| c).collect()
+    }
+
     /// The newest stored score of `config` whatever its hash (simulation has no NVRTC to hash
     /// with): its rate where it verified and was timed, else None.
     pub fn score(&self, config: &Config) -> Option<f64> {
