@@ -26,7 +26,7 @@ fn kernels(c: &mut Criterion) {
         let info = fam.info();
         let shape = plan.shapes.last().expect("every family has quick sizes").clone();
         let mut case = fam.prepare(&mut gpu, &shape, 0x5eed).expect("inputs fit on the GPU");
-        let mut group = c.benchmark_group(format!("{}/{}", info.name, info.shapes.label(&shape)));
+        let mut group = c.benchmark_group(format!("{}/{}", info.name(), info.shapes.label(&shape)));
         for v in plan.variants {
             if let Err(why) = can_run(v, &v.config(), &shape, gpu.info.sm()) {
                 eprintln!("{}: skipped: {why}", v.name);

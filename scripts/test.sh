@@ -7,6 +7,8 @@
 # starts; elsewhere `cargo make test-fleet` runs it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The criterion bench needs a GPU to run, but it must always compile.
+cargo build --release --workspace --benches
 gpus=0
 if command -v nvidia-smi >/dev/null 2>&1; then
     gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)

@@ -248,7 +248,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
     );
     let header = store::new_header(RunKind::Bench, &dev, Some(seed), Some(policy), args.hang_limit);
     let (run_info, mut recorder, mut entries, jobs) = match &resumed {
-        None => (header.run.clone(), Output::New(Recorder::new(dir, header)), Vec::new(), plan::jobs(&plans, &opts, seed)),
+        None => (header.run.clone(), Output::New(Box::new(Recorder::new(dir, header))), Vec::new(), plan::jobs(&plans, &opts, seed)),
         Some(r) => {
             let held: Vec<Entry> = r.entries().cloned().collect();
             let jobs = plan::resume(plan::jobs(&plans, &opts, seed), &held);
@@ -317,7 +317,7 @@ fn changes(before: &[Entry], now: &[Entry], markdown: bool) -> String {
 
 /// Where a bench's records go: a new run file, or the one `--resume` goes on with.
 enum Output {
-    New(Recorder),
+    New(Box<Recorder>),
     Resumed(Appender),
 }
 
@@ -331,7 +331,7 @@ impl Output {
 
     fn finish(self, phases: Vec<(String, f64)>) -> Result<Option<std::path::PathBuf>, LabError> {
         match self {
-            Output::New(r) => r.finish(phases),
+            Output::New(r) => (*r).finish(phases),
             Output::Resumed(a) => a.finish(phases).map(Some),
         }
     }
