@@ -12,6 +12,7 @@
 #include "lab_reduce.h"
 #include "lab_transpose.h"
 #include "lab_softmax.h"
+#include "lab_softmax_bwd.h"
 #include "lab_layernorm.h"
 #include "lab_gemm.h"
 #include "lab_peak.h"

@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use cudarc::cudnn::sys::{cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t, cudnnTensorFormat_t};
-use cudarc::cudnn::{Cudnn, Softmax as DnnSoftmax, SoftmaxForward, TensorDescriptor};
-use cudarc::driver::CudaSlice;
+use cudarc::cudnn::sys::{self, cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t, cudnnTensorFormat_t};
+use cudarc::cudnn::{result, Cudnn, Softmax as DnnSoftmax, SoftmaxForward, TensorDescriptor};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::device::Gpu;
 use crate::error::{LabError, Result};
@@ -96,5 +96,71 @@ impl RowSoftmax {
         let op = SoftmaxForward { softmax: &self.softmax, x: &self.desc, y: &self.desc };
         // SAFETY: src and dst hold the rows x cols floats the descriptor describes.
         unsafe { op.launch((1.0, 0.0), cudnnSoftmaxAlgorithm_t::CUDNN_SOFTMAX_ACCURATE, src, dst) }.map_err(dnn_err)
+    }
+}
+
+/// cuDNN's softmax backward over the rows of a rows x cols fp32 matrix: dx = y (dy - sum(dy y))
+/// row by row (CUDNN_SOFTMAX_ACCURATE, the instance mode). cudarc wraps the forward only, so
+/// this holds its own handle and descriptor and calls `cudnnSoftmaxBackward` directly.
+pub struct RowSoftmaxBackward {
+    handle: sys::cudnnHandle_t,
+    desc: sys::cudnnTensorDescriptor_t,
+    stream: Arc<cudarc::driver::CudaStream>,
+}
+
+impl RowSoftmaxBackward {
+    pub fn new(gpu: &Gpu, rows: usize, cols: usize) -> Result<RowSoftmaxBackward> {
+        loaded().clone().map_err(LabError::Unavailable)?;
+        let int = |d: usize| i32::try_from(d).map_err(|_| LabError::Usage(format!("{d} is over cuDNN's int dimensions")));
+        let (rows, cols) = (int(rows)?, int(cols)?);
+        let handle = result::create_handle().map_err(dnn_err)?;
+        // Held from here, so an error below still destroys what was made.
+        let mut op = RowSoftmaxBackward { handle, desc: std::ptr::null_mut(), stream: gpu.stream.clone() };
+        // SAFETY: a live handle and the stream it is to run on, which `op` keeps alive.
+        unsafe { result::set_stream(op.handle, gpu.stream.cu_stream() as sys::cudaStream_t) }.map_err(dnn_err)?;
+        op.desc = result::create_tensor_descriptor().map_err(dnn_err)?;
+        let (format, float) = (sys::cudnnTensorFormat_t::CUDNN_TENSOR_NCHW, sys::cudnnDataType_t::CUDNN_DATA_FLOAT);
+        // SAFETY: a live descriptor, set once.
+        unsafe { result::set_tensor4d_descriptor(op.desc, format, float, [rows, cols, 1, 1]) }.map_err(dnn_err)?;
+        Ok(op)
+    }
+
+    /// dx from y and dy, on the GPU's stream.
+    pub fn launch(&self, y: &CudaSlice<f32>, dy: &CudaSlice<f32>, dx: &mut CudaSlice<f32>) -> Result<()> {
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let (y, _ry) = y.device_ptr(&self.stream);
+        let (dy, _rdy) = dy.device_ptr(&self.stream);
+        let (dx, _rdx) = dx.device_ptr_mut(&self.stream);
+        let void = |p: u64| p as *const std::ffi::c_void;
+        // SAFETY: y, dy and dx hold the rows x cols floats the descriptor describes, on the
+        // handle's stream; alpha and beta are host floats, as cuDNN reads them for fp32 data.
+        let status = unsafe {
+            sys::cudnnSoftmaxBackward(
+                self.handle,
+                sys::cudnnSoftmaxAlgorithm_t::CUDNN_SOFTMAX_ACCURATE,
+                sys::cudnnSoftmaxMode_t::CUDNN_SOFTMAX_MODE_INSTANCE,
+                void(&alpha as *const f32 as u64),
+                self.desc,
+                void(y),
+                self.desc,
+                void(dy),
+                void(&beta as *const f32 as u64),
+                self.desc,
+                dx as *mut std::ffi::c_void,
+            )
+        };
+        status.result().map_err(dnn_err)
+    }
+}
+
+impl Drop for RowSoftmaxBackward {
+    fn drop(&mut self) {
+        // SAFETY: made in `new` and used by nothing after this; a failure to destroy leaks only.
+        unsafe {
+            if !self.desc.is_null() {
+                let _ = result::destroy_tensor_descriptor(self.desc);
+            }
+            let _ = result::destroy_handle(self.handle);
+        }
     }
 }

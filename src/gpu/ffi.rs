@@ -15,6 +15,7 @@ unsafe impl cudarc::driver::DeviceRepr for lab_l2_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_reduce_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_transpose_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_softmax_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_softmax_bwd_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_layernorm_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_peak_args {}

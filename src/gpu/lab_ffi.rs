@@ -106,6 +106,25 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
+pub struct lab_softmax_bwd_args {
+    pub y: lab_dptr,
+    pub dy: lab_dptr,
+    pub dx: lab_dptr,
+    pub rows: i32,
+    pub cols: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of lab_softmax_bwd_args"][::std::mem::size_of::<lab_softmax_bwd_args>() - 32usize];
+    ["Alignment of lab_softmax_bwd_args"][::std::mem::align_of::<lab_softmax_bwd_args>() - 8usize];
+    ["Offset of field: lab_softmax_bwd_args::y"][::std::mem::offset_of!(lab_softmax_bwd_args, y) - 0usize];
+    ["Offset of field: lab_softmax_bwd_args::dy"][::std::mem::offset_of!(lab_softmax_bwd_args, dy) - 8usize];
+    ["Offset of field: lab_softmax_bwd_args::dx"][::std::mem::offset_of!(lab_softmax_bwd_args, dx) - 16usize];
+    ["Offset of field: lab_softmax_bwd_args::rows"][::std::mem::offset_of!(lab_softmax_bwd_args, rows) - 24usize];
+    ["Offset of field: lab_softmax_bwd_args::cols"][::std::mem::offset_of!(lab_softmax_bwd_args, cols) - 28usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
 pub struct lab_layernorm_args {
     pub src: lab_dptr,
     pub dst: lab_dptr,

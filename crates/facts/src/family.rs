@@ -11,6 +11,7 @@ pub enum FamilyId {
     Reduce,
     Transpose,
     Softmax,
+    SoftmaxBwd,
     LayerNorm,
     Sgemm,
     Tensor,
@@ -52,12 +53,13 @@ pub enum GemmInput {
 }
 
 /// Every family, its name and its role, in the order tables list them.
-const FAMILIES: [(FamilyId, &str, Role); 13] = [
+const FAMILIES: [(FamilyId, &str, Role); 14] = [
     (FamilyId::Memory, "memory", Role::DramCeiling),
     (FamilyId::L2, "l2", Role::L2Ceiling),
     (FamilyId::Reduce, "reduce", Role::MemoryBound),
     (FamilyId::Transpose, "transpose", Role::MemoryBound),
     (FamilyId::Softmax, "softmax", Role::MemoryBound),
+    (FamilyId::SoftmaxBwd, "softmax_bwd", Role::MemoryBound),
     (FamilyId::LayerNorm, "layernorm", Role::MemoryBound),
     (FamilyId::Sgemm, "sgemm", Role::Gemm(GemmInput::Fp32)),
     (FamilyId::Tensor, "tensor", Role::Gemm(GemmInput::Fp16)),

@@ -66,6 +66,7 @@ pub enum Params {
     },
     Transpose,
     Softmax,
+    SoftmaxBwd,
     LayerNorm,
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
     /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
@@ -124,6 +125,7 @@ pub const PROTOCOLS: &[(FamilyId, &str)] = &[
     (FamilyId::Reduce, "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
     (FamilyId::Transpose, "TILE_X, TILE_Y (the tile one block moves)"),
     (FamilyId::Softmax, ROWS),
+    (FamilyId::SoftmaxBwd, ROWS),
     (FamilyId::LayerNorm, ROWS),
     (FamilyId::Sgemm, "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
     (FamilyId::Tensor, TENSOR_CORE),
@@ -150,6 +152,7 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
         (FamilyId::Reduce, _) => "lab_reduce_args",
         (FamilyId::Transpose, _) => "lab_transpose_args",
         (FamilyId::Softmax, _) => "lab_softmax_args",
+        (FamilyId::SoftmaxBwd, _) => "lab_softmax_bwd_args",
         (FamilyId::LayerNorm, _) => "lab_layernorm_args",
         (FamilyId::Peak, _) => "lab_peak_args",
         (FamilyId::Sgemm, _) => "lab_gemm_f32_args",
@@ -219,6 +222,7 @@ impl Launch {
             }
             FamilyId::Transpose => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
             FamilyId::Softmax => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
+            FamilyId::SoftmaxBwd => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::SoftmaxBwd),
             FamilyId::LayerNorm => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::LayerNorm),
             FamilyId::Sgemm => {
                 let stream_k = flag("STREAMK")?;

@@ -13,6 +13,7 @@ pub mod reduce;
 pub mod sgemm;
 pub mod shapes;
 pub mod softmax;
+pub mod softmax_bwd;
 pub mod stream_k;
 pub mod tensor;
 pub mod transpose;
@@ -127,6 +128,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &reduce::Reduce,
         &transpose::Transpose,
         &softmax::Softmax,
+        &softmax_bwd::SoftmaxBwd,
         &layernorm::LayerNorm,
         &sgemm::Sgemm,
         &tensor::TENSOR,

@@ -43,9 +43,9 @@ static INFO: FamilyInfo = FamilyInfo {
 const ROWS: RowShapes = RowShapes { bert: [32 * 12 * 512, 512] };
 
 /// Rows from here on, when there are at least this many, hold the rows PyTorch answers with NaN.
-const NAN_ROWS: usize = 3;
+pub const NAN_ROWS: usize = 3;
 /// Rows a case needs before its special rows are planted (fewer rows are all plain logits).
-const SPECIAL_FROM: usize = 8;
+pub const SPECIAL_FROM: usize = 8;
 /// The rows after the first three that carry a mask over their tail (up to half the row).
 const MASKED_ROWS: usize = 64;
 
