@@ -16,24 +16,28 @@ steps. Prints one JSON line.
 """
 import argparse
 import json
+import re
 import statistics
 
 import torch
 
 CATEGORIES = (
-    # (category, substrings of a kernel's lower-cased name), first match wins.
-    ("optimizer", ("adam", "sgd", "multi_tensor_apply", "foreach", "fused_sgd", "_amp_update_scale", "amp_foreach")),
-    ("attention", ("flash", "fmha", "attention", "sdpa", "softmax")),
-    ("convolution", ("conv", "cudnn", "implicit_gemm", "implicit_convolve", "wgrad", "dgrad", "fprop", "winograd", "xmma_fprop")),
-    ("normalisation", ("norm", "bn_", "batchnorm", "welford")),
-    ("gemm", ("gemm", "cutlass", "nvjet", "xmma", "cublas", "sm90_", "sm80_", "ampere_", "hopper_")),
+    # (category, a pattern searched in a kernel's lower-cased name), first match wins. Batch norm
+    # comes before convolution because cuDNN names its batch-norm kernels "cudnn::bn_..."; "conv"
+    # must not match a cast kernel's "convert"; a log-softmax (the loss) is element-wise, since
+    # attention runs fused and its softmax never leaves the attention kernel.
+    ("optimizer", r"adam|sgd|multi_tensor_apply|foreach|_amp_update_scale"),
+    ("attention", r"flash|fmha|attention|sdpa"),
+    ("normalisation", r"norm|bn_|batchnorm|welford"),
+    ("convolution", r"conv(?!ert)|cudnn|implicit_gemm|implicit_convolve|wgrad|dgrad|fprop|winograd"),
+    ("gemm", r"gemm|cutlass|nvjet|xmma|cublas|sm90_|sm80_|ampere_|hopper_"),
 )
 
 
 def category(name):
     n = name.lower()
-    for cat, keys in CATEGORIES:
-        if any(k in n for k in keys):
+    for cat, pattern in CATEGORIES:
+        if re.search(pattern, n):
             return cat
     return "element-wise"
 
@@ -113,12 +117,15 @@ def breakdown(step):
     per = {cat: 0.0 for cat, _ in CATEGORIES}
     per["element-wise"] = 0.0
     kernels = []
+    by_name = {}
     for e in prof.events():
         if e.device_type.name != "CUDA" or "memcpy" in e.name.lower() or "memset" in e.name.lower():
             continue
         # Kernel intervals in microseconds on the GPU's timeline.
         kernels.append((e.time_range.start, e.time_range.end))
-        per[category(e.name)] += (e.time_range.end - e.time_range.start) / 1e3
+        ms = (e.time_range.end - e.time_range.start) / 1e3
+        per[category(e.name)] += ms
+        by_name[e.name] = by_name.get(e.name, 0.0) + ms
     kernels.sort()
     busy, reach = 0.0, None
     for s, t in kernels:
@@ -129,7 +136,10 @@ def breakdown(step):
             busy += t - reach
             reach = t
     per["launch gaps"] = max(0.0, total - busy / 1e3)
-    return {"step_ms": total, "kernels": len(kernels), "ms": per}
+    # The kernels that took longest, with the category each was put in, so the sorting can be read.
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:12]
+    return {"step_ms": total, "kernels": len(kernels), "ms": per,
+            "top": [{"kernel": k[:100], "category": category(k), "ms": round(v, 3)} for k, v in top]}
 
 
 def main():

@@ -1,17 +1,17 @@
 //! `kernel-lab advise`: the workload's GEMMs, the ranking arithmetic against the spec sheet, the
 //! constraints, and bad input as one-line errors.
 
-use kernel_lab::analysis::advise::{self, workload, Precision, Request, Workload};
+use kernel_lab::analysis::advise::{self, workload, Mode, Precision, Request, Workload};
 use kernel_lab::facts::sheet;
 
 fn request(workload: Workload, precision: Precision) -> Request {
     let batch = workload.default_batch();
-    Request { workload, precision, batch, budget_usd: None, power_w: None, gpus: 1 }
+    Request { workload, mode: Mode::Train, precision, batch, budget_usd: None, power_w: None, gpus: 1 }
 }
 
 #[test]
 fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
-    let gemms = Workload::BertBase.gemms(32);
+    let gemms = Workload::BertBase.gemms(32, Mode::Train);
     // Per layer 2 x 16384 tokens x 768 x (2304 + 768 + 3072) plus the MLP's way down (3072 -> 768),
     // three times (forward, two gradients), and fused attention (32 x 12 heads x 2 GEMMs of
     // 2 x 512 x 512 x 64) 3.5 times: its backward recomputes the scores.
@@ -24,21 +24,21 @@ fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
     // each), two fp32 residual adds (10 each), GELU over 4 (4 each): 90 in fp16; in fp32 no
     // casts and 4-byte elements: 134. The two fp32 layer norms (8 each) are apart, on the
     // tokens x hidden matrix the layernorm family measures.
-    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap();
+    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap();
     assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 90.0) - 1.0).abs() < 1e-12, "{bytes}");
-    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp32).unwrap();
+    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
     assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 134.0) - 1.0).abs() < 1e-12, "{bytes}");
-    let (norms, dims) = Workload::BertBase.norm_bytes(32).unwrap();
+    let (norms, dims) = Workload::BertBase.norm_bytes(32, Mode::Train).unwrap();
     assert!((norms / (3.0 * 12.0 * 16384.0 * 768.0 * 16.0) - 1.0).abs() < 1e-12 && dims == [16384, 768], "{norms}");
-    assert_eq!(Workload::Resnet50.norm_bytes(256), None);
+    assert_eq!(Workload::Resnet50.norm_bytes(256, Mode::Train), None);
     // ResNet-50: 9.3M convolution outputs an image, each read and written by batch norm and ReLU.
     let per_image = 112.0 * 112.0 * 64.0
         + 56.0 * 56.0 * 64.0
         + 6.0 * (3.0 * 56.0 * 56.0 * 64.0 + 4.0 * 784.0 * 128.0 + 6.0 * 196.0 * 256.0 + 3.0 * 49.0 * 512.0);
-    let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp16).unwrap();
+    let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp16, Mode::Train).unwrap();
     assert!((bytes / (3.0 * 256.0 * per_image * 2.0 * 2.0 * 2.0) - 1.0).abs() < 1e-12 && per_image > 9e6 && per_image < 1e7, "{per_image}");
-    assert_eq!(Workload::Gemm(kernel_lab::measure::families::Shape(vec![8, 8, 8])).stream_bytes(1, Precision::Fp16), None);
-    assert_eq!(Workload::BertLarge.gemms(8)[0].0 .0[0], 8 * 512, "the batch sets the tokens");
+    assert_eq!(Workload::Gemm(kernel_lab::measure::families::Shape(vec![8, 8, 8])).stream_bytes(1, Precision::Fp16, Mode::Train), None);
+    assert_eq!(Workload::BertLarge.gemms(8, Mode::Train)[0].0 .0[0], 8 * 512, "the batch sets the tokens");
     assert_eq!(Workload::parse("gemm 4096"), Ok(Workload::Gemm(kernel_lab::measure::families::Shape(vec![4096, 4096, 4096]))));
     for bad in ["bert", "gemm", "gemm 4x4", "gemm 0x1x1", "resnet"] {
         assert!(Workload::parse(bad).is_err(), "{bad}");
@@ -51,19 +51,19 @@ fn bert_base_mlm_is_bert_base_and_its_head_its_cross_entropy_and_adamw() {
     let tokens = 32.0 * 512.0;
     // Two more GEMMs, three times each: the head's 768 x 768 transform and its projection onto
     // the 30,522-word vocabulary, on every token.
-    let flops = |w: &Workload| -> f64 { w.gemms(32).iter().map(|(s, n)| n * workload::work(s, Precision::Fp16).flops).sum() };
+    let flops = |w: &Workload| -> f64 { w.gemms(32, Mode::Train).iter().map(|(s, n)| n * workload::work(s, Precision::Fp16).flops).sum() };
     let head = 3.0 * 2.0 * tokens * 768.0 * (768.0 + 30522.0);
     assert!((flops(&mlm) - flops(&base) - head).abs() / head < 1e-12);
     // The head's GELU (4 bytes an element, three times), 36 bytes a logit for the fp32
     // cross-entropy under fp16 autocast, 28 bytes a parameter for AdamW.
-    let extra = mlm.stream_bytes(32, Precision::Fp16).unwrap() - base.stream_bytes(32, Precision::Fp16).unwrap();
+    let extra = mlm.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap() - base.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap();
     let want = 3.0 * tokens * 768.0 * 4.0 + tokens * 30522.0 * 36.0 + 109.5e6 * 28.0;
     assert!((extra / want - 1.0).abs() < 1e-12, "{extra} vs {want}");
     // In fp32 there are no casts: 24 bytes a logit.
-    let extra32 = mlm.stream_bytes(32, Precision::Fp32).unwrap() - base.stream_bytes(32, Precision::Fp32).unwrap();
+    let extra32 = mlm.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap() - base.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
     assert!((extra32 / (3.0 * tokens * 768.0 * 8.0 + tokens * 30522.0 * 24.0 + 109.5e6 * 28.0) - 1.0).abs() < 1e-12);
     // Two more layer norms: the embeddings' and the head's.
-    let (a, b) = (base.norm_bytes(32).unwrap().0, mlm.norm_bytes(32).unwrap().0);
+    let (a, b) = (base.norm_bytes(32, Mode::Train).unwrap().0, mlm.norm_bytes(32, Mode::Train).unwrap().0);
     assert!((b / a - 26.0 / 24.0).abs() < 1e-12);
 }
 
@@ -135,4 +135,28 @@ fn bad_input_is_one_line() {
         assert!(err.contains(want) && err.trim_end().lines().count() == 1, "{args:?}: {err}");
         assert!(!err.contains("Some("), "no Rust debug text: {err}");
     }
+}
+
+#[test]
+fn inference_is_the_forward_pass_alone_in_eval_mode() {
+    let mlm = Workload::parse("bert-base-mlm").unwrap();
+    let tokens = 32.0 * 512.0;
+    let flops = |w: &Workload, m: Mode| -> f64 { w.gemms(32, m).iter().map(|(s, n)| n * workload::work(s, Precision::Fp16).flops).sum() };
+    // The layers' and the head's GEMMs once, not three times; fused attention once, not 3.5 times.
+    let attention = 2.0 * 12.0 * 2.0 * (32.0 * 12.0 * 512.0) * 512.0 * 64.0;
+    let train = flops(&mlm, Mode::Train);
+    let infer = flops(&mlm, Mode::Infer);
+    assert!(((train - 3.5 * attention) / 3.0 - (infer - attention)).abs() / infer < 1e-12, "{train} {infer}");
+    // Element-wise: no dropout, no backward, no AdamW; the loss's cast and log-softmax forward.
+    let e = 2.0;
+    let per_element = 2.0 * (4.0 + e) + 3.0 * 2.0 * e + 2.0 * (4.0 + e + 4.0) + 4.0 * 2.0 * e;
+    let want = 12.0 * tokens * 768.0 * per_element + tokens * 768.0 * 2.0 * e + tokens * 30522.0 * ((e + 4.0) + 8.0);
+    let got = mlm.stream_bytes(32, Precision::Fp16, Mode::Infer).unwrap();
+    assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
+    assert!((mlm.norm_bytes(32, Mode::Infer).unwrap().0 * 3.0 / mlm.norm_bytes(32, Mode::Train).unwrap().0 - 1.0).abs() < 1e-12);
+    assert_eq!(mlm.memory_gb(32, Precision::Fp16, Mode::Infer), None, "inference's peak is not modelled");
+    assert!(mlm.describe(32, Mode::Infer).starts_with("a BERT-base forward pass with its MLM head"));
+    // Two GPUs in inference reduce no gradients.
+    let req = Request { mode: Mode::Infer, gpus: 2, ..request(mlm, Precision::Fp16) };
+    assert!(advise::advise(&req, &[]).iter().all(|r| r.allreduce_ms == 0.0));
 }

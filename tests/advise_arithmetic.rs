@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use kernel_lab::analysis::advise::{self, workload, Precision, Request, Row, Workload};
+use kernel_lab::analysis::advise::{self, workload, Mode, Precision, Request, Row, Workload};
 use kernel_lab::analysis::store::View;
 use kernel_lab::facts::sheet::{self, Gpu};
 use kernel_lab::measure::families::Shape;
@@ -82,7 +82,7 @@ fn vendor(device: (&str, u32), dims: &[u64], share: f64) -> Entry {
 
 fn request(workload: Workload, precision: Precision, gpus: u64) -> Request {
     let batch = workload.default_batch();
-    Request { workload, precision, batch, budget_usd: None, power_w: None, gpus }
+    Request { workload, mode: Mode::Train, precision, batch, budget_usd: None, power_w: None, gpus }
 }
 
 fn row<'a>(rows: &'a [Row], name: &str) -> &'a Row {
@@ -96,7 +96,7 @@ fn close(a: f64, b: f64) -> bool {
 /// The step of `req` on `g` at the sheet's bound: its GEMMs, ms (no element-wise passes).
 fn gemm_ms(req: &Request, g: &Gpu) -> f64 {
     let p = req.precision;
-    req.workload.gemms(req.batch).iter().map(|(s, n)| n * workload::work(s, p).flops / (bound(g, &s.0, p) * 1e12) * 1e3).sum()
+    req.workload.gemms(req.batch, req.mode).iter().map(|(s, n)| n * workload::work(s, p).flops / (bound(g, &s.0, p) * 1e12) * 1e3).sum()
 }
 
 const N: [u64; 3] = [8192, 8192, 8192];
@@ -283,16 +283,16 @@ fn a_constraint_leaves_a_gpu_out_only_past_its_edge() {
     // BERT-base's memory: 16 bytes a parameter and 12 layers of s·b·h·(34 + 5·a·s/h) 2-byte
     // activations; 64 sequences need more than the 4090's 24 GB, 32 do not.
     let gb = |b: f64| (110e6 * 16.0 + 12.0 * 512.0 * b * 768.0 * (34.0 + 5.0 * 12.0 * 512.0 / 768.0)) / 1e9;
-    let m = Workload::BertBase.memory_gb(32, Precision::Fp16).unwrap();
+    let m = Workload::BertBase.memory_gb(32, Precision::Fp16, Mode::Train).unwrap();
     assert!(close(m, gb(32.0)) && m < 24.0, "{m}");
-    assert!(close(Workload::BertBase.memory_gb(32, Precision::Fp32).unwrap(), gb(64.0)), "fp32 activations are twice as large");
+    assert!(close(Workload::BertBase.memory_gb(32, Precision::Fp32, Mode::Train).unwrap(), gb(64.0)), "fp32 activations are twice as large");
     let big = Request { batch: 64, ..base.clone() };
     let rows = advise::advise(&big, &[]);
     let r = row(&rows, "RTX 4090");
     assert!(close(r.memory_gb.unwrap(), gb(64.0)));
     assert_eq!(r.excluded, Some(format!("needs {:.0} GB, has 24", gb(64.0))));
     assert!(rows.iter().all(|r| r.excluded.is_some() == (r.memory_gb.unwrap() > gpu(r.gpu).memory_gb as f64)));
-    assert_eq!(Workload::Resnet50.memory_gb(256, Precision::Fp16), None);
+    assert_eq!(Workload::Resnet50.memory_gb(256, Precision::Fp16, Mode::Train), None);
 }
 
 #[test]
@@ -369,10 +369,10 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
     for (w, batch, params) in [(Workload::BertBase, 32, Some(110e6)), (Workload::BertLarge, 32, Some(340e6)), (Workload::Resnet50, 256, Some(25.6e6)), (sq(64), 1, None)] {
         assert_eq!((w.default_batch(), w.parameters()), (batch, params), "{w:?}");
     }
-    assert!(Workload::BertLarge.describe(8).starts_with("a BERT-large training step, 8 x 512 tokens: 24 layers'"));
-    assert!(Workload::BertBase.describe(8).starts_with("a BERT-base training step, 8 x 512 tokens: 12 layers'"));
-    assert!(Workload::Resnet50.describe(64).starts_with("a ResNet-50 training step, batch 64:"));
-    assert_eq!(Workload::Gemm(Shape(vec![1, 2, 3])).describe(1), "one GEMM 1x2x3");
+    assert!(Workload::BertLarge.describe(8, Mode::Train).starts_with("a BERT-large training step, 8 x 512 tokens: 24 layers'"));
+    assert!(Workload::BertBase.describe(8, Mode::Train).starts_with("a BERT-base training step, 8 x 512 tokens: 12 layers'"));
+    assert!(Workload::Resnet50.describe(64, Mode::Train).starts_with("a ResNet-50 training step, batch 64:"));
+    assert_eq!(Workload::Gemm(Shape(vec![1, 2, 3])).describe(1, Mode::Train), "one GEMM 1x2x3");
 
     // BERT-large at 8 x 512 tokens: its four layer GEMMs three times a layer, 24 layers, and the
     // fused attention (8 x 16 heads x 512 rows, d = 64) 3.5 times.
@@ -385,11 +385,11 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
         (vec![8 * 16 * 512, 512, 64], 84.0),
         (vec![8 * 16 * 512, 64, 512], 84.0),
     ];
-    let got: Vec<(Vec<u64>, f64)> = Workload::BertLarge.gemms(8).into_iter().map(|(s, n)| (s.0, n)).collect();
+    let got: Vec<(Vec<u64>, f64)> = Workload::BertLarge.gemms(8, Mode::Train).into_iter().map(|(s, n)| (s.0, n)).collect();
     assert_eq!(got, want);
     // ResNet-50 at batch 128: the suite's five convolutions at half its 256 images, three times
     // per block of each stage (3, 4, 6, 3) and for 32 1x1 convolutions.
-    let got: Vec<(Vec<u64>, f64)> = Workload::Resnet50.gemms(128).into_iter().map(|(s, n)| (s.0, n)).collect();
+    let got: Vec<(Vec<u64>, f64)> = Workload::Resnet50.gemms(128, Mode::Train).into_iter().map(|(s, n)| (s.0, n)).collect();
     let px = |hw: u64| 128 * hw * hw;
     assert_eq!(
         got,
@@ -405,15 +405,15 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
     // Element-wise bytes per element forward besides the layer norms: 90 where outputs are 2
     // bytes (casts from fp32 included), 134 where they are 4 (no casts); the layer norms' 16
     // (fp32, two a layer) in every precision.
-    let bert = |w: &Workload, b: u64, p| w.stream_bytes(b, p).unwrap();
+    let bert = |w: &Workload, b: u64, p| w.stream_bytes(b, p, Mode::Train).unwrap();
     for (p, per) in [(Precision::Bf16, 90.0), (Precision::Fp8, 90.0), (Precision::Tf32, 134.0), (Precision::Int8, 134.0)] {
         assert!(close(bert(&Workload::BertBase, 4, p), 3.0 * 12.0 * 4.0 * 512.0 * 768.0 * per), "{p:?}");
     }
     assert!(close(bert(&Workload::BertLarge, 4, Precision::Fp16), 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 90.0));
-    assert!(close(Workload::BertLarge.norm_bytes(4).unwrap().0, 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 16.0));
-    let r8 = Workload::Resnet50.stream_bytes(2, Precision::Int8).unwrap();
-    assert!(close(r8 * 2.0, Workload::Resnet50.stream_bytes(2, Precision::Fp16).unwrap()), "1-byte elements: half of fp16's");
-    assert!(close(Workload::BertLarge.memory_gb(8, Precision::Fp16).unwrap(), (340e6 * 16.0 + 24.0 * 512.0 * 8.0 * 1024.0 * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0)) / 1e9));
+    assert!(close(Workload::BertLarge.norm_bytes(4, Mode::Train).unwrap().0, 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 16.0));
+    let r8 = Workload::Resnet50.stream_bytes(2, Precision::Int8, Mode::Train).unwrap();
+    assert!(close(r8 * 2.0, Workload::Resnet50.stream_bytes(2, Precision::Fp16, Mode::Train).unwrap()), "1-byte elements: half of fp16's");
+    assert!(close(Workload::BertLarge.memory_gb(8, Precision::Fp16, Mode::Train).unwrap(), (340e6 * 16.0 + 24.0 * 512.0 * 8.0 * 1024.0 * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0)) / 1e9));
 }
 
 #[test]
@@ -437,7 +437,7 @@ fn each_measured_gpu_streams_at_its_own_copy_speed_and_a_zero_copy_counts_for_no
 #[test]
 fn the_range_carries_the_element_wise_passes_and_the_all_reduce_at_both_ends() {
     let req = request(Workload::BertBase, Precision::Fp16, 2);
-    let qkv = req.workload.gemms(req.batch)[0].0 .0.clone();
+    let qkv = req.workload.gemms(req.batch, req.mode)[0].0 .0.clone();
     let copies = entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0));
     let v = view(H100, vec![vendor(H100, &qkv, 0.5), vendor(H100, &qkv, 0.8), copies], None);
     let rows = advise::advise(&req, &[v]);
@@ -450,13 +450,13 @@ fn the_range_carries_the_element_wise_passes_and_the_all_reduce_at_both_ends() {
 
 /// BERT-base's element-wise bytes at `batch`, in fp16: its passes and its layer norms.
 fn elementwise_bytes(batch: u64) -> f64 {
-    Workload::BertBase.stream_bytes(batch, Precision::Fp16).unwrap() + Workload::BertBase.norm_bytes(batch).unwrap().0
+    Workload::BertBase.stream_bytes(batch, Precision::Fp16, Mode::Train).unwrap() + Workload::BertBase.norm_bytes(batch, Mode::Train).unwrap().0
 }
 
 #[test]
 fn layer_norms_run_at_the_layernorm_familys_best_rate_on_the_steps_own_matrix() {
     let req = request(Workload::BertBase, Precision::Fp16, 1);
-    let (other, (norms, dims)) = (Workload::BertBase.stream_bytes(32, Precision::Fp16).unwrap(), Workload::BertBase.norm_bytes(32).unwrap());
+    let (other, (norms, dims)) = (Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap(), Workload::BertBase.norm_bytes(32, Mode::Train).unwrap());
     let entries = vec![
         entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0)),
         // The step's own matrix: the best rung's rate counts, not the baseline's (a copy).

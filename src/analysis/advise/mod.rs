@@ -18,12 +18,14 @@ use crate::facts::sheet::{self, Gpu};
 use crate::schema::entry::{Entry, Kind, Status};
 use crate::schema::multi::Collective;
 use crate::schema::transfers::Pcie;
-pub use workload::{Precision, Workload};
+pub use workload::{Mode, Precision, Workload};
 
 /// What the user asks.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub workload: Workload,
+    /// Training or inference.
+    pub mode: Mode,
     pub precision: Precision,
     pub batch: u64,
     pub budget_usd: Option<f64>,
@@ -95,7 +97,7 @@ fn shares(view: &View, gpu: &Gpu, req: &Request, family: FamilyId) -> Vec<f64> {
         let w = workload::work(&crate::measure::families::Shape(e.dims.clone()), req.precision);
         Some(e.rate? / gpu.bound(p, w.flops / (w.bytes_read + w.bytes_written))?)
     };
-    let gemms = req.workload.gemms(req.batch);
+    let gemms = req.workload.gemms(req.batch, req.mode);
     let own: Vec<f64> = view.entries.iter().filter(ok).filter(|e| gemms.iter().any(|(s, _)| s.0 == e.dims)).filter_map(share).collect();
     if !own.is_empty() {
         return own;
@@ -109,7 +111,7 @@ fn shares(view: &View, gpu: &Gpu, req: &Request, family: FamilyId) -> Vec<f64> {
 /// Every GPU of the sheet priced for `req`, fastest first, those a constraint rules out last.
 pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     let p = req.precision.sheet();
-    let gemms = req.workload.gemms(req.batch);
+    let gemms = req.workload.gemms(req.batch, req.mode);
     // Per sheet GPU, the shares of every view of it (runs kept in other folders are the same GPU).
     let mut by_gpu: Vec<(&'static Gpu, Vec<f64>)> = Vec::new();
     for v in views {
@@ -137,10 +139,10 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         })
         .collect();
     let copy_share = |gpu: &Gpu| copies.iter().find(|(g, _)| g.name == gpu.name).or(copies.first()).map_or(1.0, |c| c.1);
-    let stream_bytes = req.workload.stream_bytes(req.batch, req.precision).unwrap_or(0.0);
+    let stream_bytes = req.workload.stream_bytes(req.batch, req.precision, req.mode).unwrap_or(0.0);
     // The layer norms at the share of the sheet's bandwidth the layernorm family's best rung
     // reached on the step's own matrix (else on any), per measured GPU; the copy's where none.
-    let norm = req.workload.norm_bytes(req.batch);
+    let norm = req.workload.norm_bytes(req.batch, req.mode);
     let norms: Vec<(&'static Gpu, f64)> = views
         .iter()
         .filter_map(|v| {
@@ -171,7 +173,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         })
         .collect();
     let allreduce = |gpu: &Gpu| -> (f64, Option<String>) {
-        let (Some(params), true) = (req.workload.parameters(), req.gpus > 1) else { return (0.0, None) };
+        // Inference has no gradients to reduce.
+        let (Some(params), true, Mode::Train) = (req.workload.parameters(), req.gpus > 1, req.mode) else { return (0.0, None) };
         let (busbw, how) = match (nccl.iter().find(|(g, _)| g.name == gpu.name), gpu.nvlink_gbs) {
             (Some((_, bw)), _) => (*bw, format!("NCCL measured {bw:.0} GB/s")),
             // The sheet's NVLink figure counts both directions.
@@ -210,7 +213,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             let step_ms = bound_s * 1e3 / mid + stream_ms + allreduce_ms;
             // Samples a second: a step runs `batch` on each GPU.
             let steps = 1e3 / step_ms * req.gpus as f64;
-            let memory_gb = req.workload.memory_gb(req.batch, req.precision);
+            let memory_gb = req.workload.memory_gb(req.batch, req.precision, req.mode);
             let price = gpu.price_usd.map(f64::from);
             let excluded = match (req.budget_usd, price, req.power_w, memory_gb) {
                 (Some(b), None, _, _) => Some(format!("no published price (budget ${b:.0})")),

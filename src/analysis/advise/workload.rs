@@ -64,6 +64,27 @@ impl Precision {
     }
 }
 
+/// What a step runs (`--mode`, as `scripts/torch_step.py --mode` runs it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Forward, backward and the optimizer's update (the model in training mode: dropout on).
+    Train,
+    /// The forward pass alone (the model in eval mode: dropout off, no gradients).
+    Infer,
+}
+
+impl Mode {
+    /// How many times a forward GEMM's FLOPs a step runs: training adds the inputs' gradient and
+    /// the weights' gradient, each as many FLOPs as the forward.
+    fn gemm_passes(self) -> f64 {
+        match self {
+            Mode::Train => 3.0,
+            Mode::Infer => 1.0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Workload {
     BertBase,
@@ -116,7 +137,15 @@ impl Workload {
     }
 
     /// What a step is, said in the table.
-    pub fn describe(&self, batch: u64) -> String {
+    pub fn describe(&self, batch: u64, mode: Mode) -> String {
+        let text = self.describe_training(batch);
+        match (mode, self) {
+            (Mode::Train, _) | (_, Workload::Gemm(_)) => text,
+            (Mode::Infer, _) => format!("{} (inference: the forward pass alone)", text.replacen(" training step", " forward pass", 1).replace(", forward and backward", "").replace(", and AdamW's update", "")),
+        }
+    }
+
+    fn describe_training(&self, batch: u64) -> String {
         match self {
             Workload::BertBase => format!("a BERT-base training step, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
             Workload::BertBaseMlm => format!("a BERT-base training step with its MLM head, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs, the head's transform and its projection onto {VOCAB} classes, their element-wise passes and the cross-entropy, forward and backward, and AdamW's update"),
@@ -129,8 +158,9 @@ impl Workload {
     }
 
     /// The step's GEMMs with how often each runs. Training runs each forward GEMM three times
-    /// (forward, the inputs' gradient, the weights' gradient: the same FLOPs each).
-    pub fn gemms(&self, batch: u64) -> Vec<(Shape, f64)> {
+    /// (forward, the inputs' gradient, the weights' gradient: the same FLOPs each), inference once.
+    pub fn gemms(&self, batch: u64, mode: Mode) -> Vec<(Shape, f64)> {
+        let passes = mode.gemm_passes();
         let suite = |name: &str| gemm_suites().into_iter().find(|s| s.name == name).map(|s| s.shapes).unwrap_or_default();
         let rows = |shapes: &[Shape], per: f64, m: u64| -> Vec<(Shape, f64)> {
             shapes.iter().map(|s| (Shape(vec![m, s.0[1], s.0[2]]), per)).collect()
@@ -139,22 +169,23 @@ impl Workload {
         // (s x d x s), d = hidden / heads, as one batched call each: priced as a GEMM with the
         // batch and heads stacked into M (the same FLOPs; a batched call runs like a large GEMM).
         // Fused attention, as frameworks run it by default (FlashAttention): the backward
-        // recomputes the scores, so the pair costs 1 + 2.5 times its forward FLOPs, not 3.
+        // recomputes the scores, so in training the pair costs 1 + 2.5 times its forward FLOPs, not 3.
         let attention = |(layers, hidden, heads): (f64, u64, u64)| {
             let (d, rows) = (hidden / heads, batch * heads * SEQ);
-            vec![(Shape(vec![rows, SEQ, d]), 3.5 * layers), (Shape(vec![rows, d, SEQ]), 3.5 * layers)]
+            let per = if mode == Mode::Train { 3.5 } else { 1.0 } * layers;
+            vec![(Shape(vec![rows, SEQ, d]), per), (Shape(vec![rows, d, SEQ]), per)]
         };
         match self {
             // The suite holds BERT-base's four layer GEMMs, then BERT-large's, at 32 x 512 tokens.
-            Workload::BertBase => [rows(&suite("bert")[..4], 3.0 * 12.0, batch * SEQ), attention(BASE)].concat(),
+            Workload::BertBase => [rows(&suite("bert")[..4], passes * 12.0, batch * SEQ), attention(BASE)].concat(),
             // The head: a hidden x hidden transform, then the projection onto the vocabulary, on
             // every token (the loss then picks the masked ones).
             Workload::BertBaseMlm => {
                 let (tokens, hidden) = (batch * SEQ, BASE.1);
-                let head = [(Shape(vec![tokens, hidden, hidden]), 3.0), (Shape(vec![tokens, VOCAB, hidden]), 3.0)];
-                [Workload::BertBase.gemms(batch), head.to_vec()].concat()
+                let head = [(Shape(vec![tokens, hidden, hidden]), passes), (Shape(vec![tokens, VOCAB, hidden]), passes)];
+                [Workload::BertBase.gemms(batch, mode), head.to_vec()].concat()
             }
-            Workload::BertLarge => [rows(&suite("bert")[4..8], 3.0 * 24.0, batch * SEQ), attention(LARGE)].concat(),
+            Workload::BertLarge => [rows(&suite("bert")[4..8], passes * 24.0, batch * SEQ), attention(LARGE)].concat(),
             Workload::Resnet50 => {
                 let shapes = suite("resnet");
                 let per_image = |s: &Shape| s.0[0] / 256;
@@ -162,7 +193,7 @@ impl Workload {
                 [3.0, 4.0, 6.0, 3.0, 32.0]
                     .iter()
                     .zip(&shapes)
-                    .map(|(&n, s)| (Shape(vec![per_image(s) * batch, s.0[1], s.0[2]]), 3.0 * n))
+                    .map(|(&n, s)| (Shape(vec![per_image(s) * batch, s.0[1], s.0[2]]), passes * n))
                     .collect()
             }
             Workload::Gemm(s) => vec![(s.clone(), 1.0)],
@@ -172,7 +203,7 @@ impl Workload {
     /// The FLOPs of a single GEMM (None for a model's step, which is priced as a step).
     pub fn flops(&self, batch: u64) -> Option<f64> {
         match self {
-            Workload::Gemm(_) => Some(self.gemms(batch).iter().map(|(s, n)| n * 2.0 * s.0.iter().map(|&d| d as f64).product::<f64>()).sum()),
+            Workload::Gemm(_) => Some(self.gemms(batch, Mode::Infer).iter().map(|(s, n)| n * 2.0 * s.0.iter().map(|&d| d as f64).product::<f64>()).sum()),
             _ => None,
         }
     }
@@ -192,7 +223,11 @@ impl Workload {
     /// Memory a training step needs on one GPU, GB, where the lab can say: weights, gradients and
     /// Adam's state at 16 bytes a parameter (mixed precision), and for BERT the activations of
     /// Korthikanti et al. (2022), s·b·h·(34 + 5·a·s/h) bytes a layer at 2 bytes an element.
-    pub fn memory_gb(&self, batch: u64, p: Precision) -> Option<f64> {
+    /// None for inference, whose peak is one layer's transients, which the lab does not model.
+    pub fn memory_gb(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
+        if mode == Mode::Infer {
+            return None;
+        }
         let (layers, hidden, heads) = self.bert()?;
         let (hidden, heads, s) = (hidden as f64, heads as f64, SEQ as f64);
         let act = layers * s * batch as f64 * hidden * (34.0 + 5.0 * heads * s / hidden) * p.bytes() / 2.0;
@@ -217,23 +252,25 @@ impl Workload {
     /// the QKV and first FFN GEMMs; the packed QKV output is split into three copies; dropout
     /// (after attention, in the FFN, after the FFN) reads, writes and stores a byte mask; GELU
     /// runs over the FFN's 4 x hidden. Attention is fused: its scores never reach memory. The
-    /// backward passes move about twice the forward's.
-    pub fn stream_bytes(&self, batch: u64, p: Precision) -> Option<f64> {
+    /// backward passes move about twice the forward's; inference runs the forward alone, in eval
+    /// mode (no dropout).
+    pub fn stream_bytes(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
+        let passes = mode.gemm_passes();
         if *self == Workload::Resnet50 {
-            return Some(3.0 * batch as f64 * resnet_activations() * 2.0 * 2.0 * p.bytes());
+            return Some(passes * batch as f64 * resnet_activations() * 2.0 * 2.0 * p.bytes());
         }
         let (layers, hidden, _) = self.bert()?;
         let (e, f32) = (p.out_bytes(), 4.0);
         let casts = if e < f32 { 2.0 * (f32 + e) } else { 0.0 };
         let qkv_split = 3.0 * 2.0 * e;
-        let dropouts = (1.0 + 4.0 + 1.0) * (2.0 * e + 1.0);
+        let dropouts = if mode == Mode::Train { (1.0 + 4.0 + 1.0) * (2.0 * e + 1.0) } else { 0.0 };
         let residuals = 2.0 * (f32 + e + f32);
         let gelu = 4.0 * 2.0 * e;
         // Bytes per element of the tokens' activations (tokens x hidden), forward; the layer
         // norms' are `norm_bytes`, priced apart.
         let per_element = casts + qkv_split + dropouts + residuals + gelu;
         let tokens = (batch * SEQ) as f64;
-        let layers_bytes = 3.0 * layers * tokens * hidden as f64 * per_element;
+        let layers_bytes = passes * layers * tokens * hidden as f64 * per_element;
         if *self != Workload::BertBaseMlm {
             return Some(layers_bytes);
         }
@@ -241,19 +278,24 @@ impl Workload {
         // logits, which autocast runs in fp32: a cast from the GEMM's type, log-softmax, and
         // backward the loss's dense gradient, log-softmax's (reading its output) and the cast
         // back; then AdamW's update of every parameter.
-        let head_gelu = 3.0 * tokens * hidden as f64 * 2.0 * e;
-        let cross_entropy = if e < f32 { (e + f32) + 2.0 * f32 + f32 + 3.0 * f32 + (f32 + e) } else { 2.0 * f32 + f32 + 3.0 * f32 };
-        Some(layers_bytes + head_gelu + tokens * VOCAB as f64 * cross_entropy + self.parameters()? * ADAMW_BYTES)
+        let head_gelu = passes * tokens * hidden as f64 * 2.0 * e;
+        let cast = if e < f32 { e + f32 } else { 0.0 };
+        let (cross_entropy, optimizer) = match mode {
+            Mode::Train => (cast + 2.0 * f32 + f32 + 3.0 * f32 + cast, self.parameters()? * ADAMW_BYTES),
+            // The loss is still computed (the script asks for it), forward only; no update.
+            Mode::Infer => (cast + 2.0 * f32, 0.0),
+        };
+        Some(layers_bytes + head_gelu + tokens * VOCAB as f64 * cross_entropy + optimizer)
     }
 
     /// Bytes the step's layer norms move (each reading and writing the fp32 residual stream),
-    /// forward and backward; with the matrix they normalise, tokens x hidden,
+    /// forward and, in training, backward; with the matrix they normalise, tokens x hidden,
     /// which the layernorm family measures. None for a workload without them.
-    pub fn norm_bytes(&self, batch: u64) -> Option<(f64, [u64; 2])> {
+    pub fn norm_bytes(&self, batch: u64, mode: Mode) -> Option<(f64, [u64; 2])> {
         let (layers, hidden, _) = self.bert()?;
         // Two a layer; with the MLM head also the embeddings' and the head's own.
         let count = 2.0 * layers + if *self == Workload::BertBaseMlm { 2.0 } else { 0.0 };
-        Some((3.0 * count * (batch * SEQ * hidden) as f64 * 2.0 * 4.0, [batch * SEQ, hidden]))
+        Some((mode.gemm_passes() * count * (batch * SEQ * hidden) as f64 * 2.0 * 4.0, [batch * SEQ, hidden]))
     }
 }
 

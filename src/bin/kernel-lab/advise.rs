@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use kernel_lab::analysis::advise::{self, Precision, Request, Workload};
+use kernel_lab::analysis::advise::{self, Mode, Precision, Request, Workload};
 use kernel_lab::analysis::report::opt;
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
@@ -17,6 +17,10 @@ pub struct AdviseArgs {
     /// scripts/torch_step.py times), bert-large, resnet50, or "gemm MxNxK" (a shape --size takes).
     #[arg(long)]
     workload: String,
+    /// A training step (forward, backward, the optimizer's update) or inference (the forward
+    /// pass alone), as scripts/torch_step.py --mode runs them.
+    #[arg(long, value_enum, default_value = "train")]
+    mode: Mode,
     /// The precision the workload's GEMMs run in.
     #[arg(long, value_enum, default_value = "fp16")]
     precision: Precision,
@@ -63,11 +67,11 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
     }
     let views = store::views(&store::read(std::slice::from_ref(&a.results_dir))?, Group::Model);
     let batch = a.batch.unwrap_or_else(|| workload.default_batch());
-    let req = Request { batch, budget_usd: a.usd, power_w: a.watts, gpus: a.gpu_count, precision, workload };
+    let req = Request { batch, budget_usd: a.usd, power_w: a.watts, gpus: a.gpu_count, precision, workload, mode: a.mode };
     let rows = advise::advise(&req, &views);
     let why = advise::why(&req, &rows);
     if a.format == Format::Json {
-        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch), "rows": rows, "why": why }))?);
+        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch, req.mode), "rows": rows, "why": why }))?);
         return Ok(exit::OK);
     }
     // A single GEMM is one call: its time and rate, none of a step's passes or all-reduce.
@@ -107,7 +111,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         t.add_row([cells, vec![r.basis.clone(), r.excluded.clone().unwrap_or_default()]].concat());
     }
     let on = if req.gpus > 1 { format!(" on each of {} GPUs", req.gpus) } else { String::new() };
-    let title = format!("{}{on} in {}, ranked by predicted time", req.workload.describe(batch), format!("{precision:?}").to_lowercase());
+    let title = format!("{}{on} in {}, ranked by predicted time", req.workload.describe(batch, req.mode), format!("{precision:?}").to_lowercase());
     if a.format == Format::Csv {
         say(a.format, &title)?;
         out!("{}", cells_csv(&t));
