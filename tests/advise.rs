@@ -60,7 +60,8 @@ fn bert_base_mlm_is_bert_base_and_its_head_its_cross_entropy_and_adamw() {
     let want = 3.0 * tokens * 768.0 * 4.0 + tokens * 30522.0 * 36.0 + 109.5e6 * 28.0;
     assert!((extra / want - 1.0).abs() < 1e-12, "{extra} vs {want}");
     // In fp32 there are no casts: 24 bytes a logit.
-    let extra32 = mlm.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap() - base.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
+    let extra32 =
+        mlm.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap() - base.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
     assert!((extra32 / (3.0 * tokens * 768.0 * 8.0 + tokens * 30522.0 * 24.0 + 109.5e6 * 28.0) - 1.0).abs() < 1e-12);
     // Two more layer norms: the embeddings' and the head's.
     let (a, b) = (base.norm_bytes(32, Mode::Train).unwrap().0, mlm.norm_bytes(32, Mode::Train).unwrap().0);
@@ -159,4 +160,39 @@ fn inference_is_the_forward_pass_alone_in_eval_mode() {
     // Two GPUs in inference reduce no gradients.
     let req = Request { mode: Mode::Infer, gpus: 2, ..request(mlm, Precision::Fp16) };
     assert!(advise::advise(&req, &[]).iter().all(|r| r.allreduce_ms == 0.0));
+}
+
+/// A torch_step.py line for `gpu` that took `ms`.
+fn torch_line(gpu: &str, workload: &str, mode: &str, ms: f64) -> String {
+    format!(
+        "{{\"workload\":\"{workload}\",\"mode\":\"{mode}\",\"batch\":32,\"gpu\":\"{gpu}\",\"time\":{{\"median_ms\":{ms},\"max_memory_allocated_gb\":13.0}},\"profile\":{{}}}}"
+    )
+}
+
+#[test]
+fn pytorchs_steps_are_held_to_the_prediction_for_their_gpu_workload_and_mode() {
+    use kernel_lab::analysis::advise::against;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("steps.jsonl");
+    let lines =
+        [torch_line("NVIDIA H100 80GB HBM3", "bert-base-mlm", "train", 60.0), torch_line("NVIDIA H200", "bert-base-mlm", "infer", 20.0)];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let steps = against::read(&file).unwrap();
+    let checks = against::check(&steps, &[]).unwrap();
+    assert_eq!((checks[0].gpu, checks[1].gpu), ("H100 SXM", "H200 SXM"), "PyTorch's device names, matched to the sheet");
+    for (c, (mode, ms)) in checks.iter().zip([(Mode::Train, 60.0), (Mode::Infer, 20.0)]) {
+        let req = Request { mode, ..request(Workload::BertBaseMlm, Precision::Fp16) };
+        let row = advise::advise(&req, &[]).into_iter().find(|r| r.gpu == c.gpu).unwrap();
+        assert_eq!((c.mode, c.pytorch_ms, c.predicted_ms), (mode, ms, row.step_ms));
+        assert!((c.error - (row.step_ms / ms - 1.0)).abs() < 1e-12);
+        assert_eq!(c.inside, row.step_ms_range.0 <= ms && ms <= row.step_ms_range.1);
+    }
+    // A GPU the sheet lacks, a mode that is neither, a line that is not a step: one-line errors.
+    let one = |line: String| {
+        std::fs::write(&file, line).unwrap();
+        against::read(&file).map_err(|e| e.to_string()).and_then(|s| against::check(&s, &[]).map(drop))
+    };
+    assert!(one(torch_line("NVIDIA Quadro K1", "resnet50", "train", 1.0)).unwrap_err().contains("not a GPU of the spec sheet"));
+    assert!(one(torch_line("NVIDIA H200", "resnet50", "eval", 1.0)).unwrap_err().contains("neither train nor infer"));
+    assert!(one("{\"workload\": 3}".into()).unwrap_err().contains("line 1: not a torch_step.py step"));
 }

@@ -274,8 +274,14 @@ fn a_constraint_leaves_a_gpu_out_only_past_its_edge() {
     let base = request(Workload::BertBase, Precision::Fp16, 2);
     let out = |req: &Request| row(&advise::advise(req, &[]), "RTX 4090").excluded.clone();
     assert_eq!(out(&Request { budget_usd: Some(2.0 * price), power_w: Some(2.0 * tdp), ..base.clone() }), None, "at the edge: in");
-    assert_eq!(out(&Request { budget_usd: Some(2.0 * price - 1.0), ..base.clone() }), Some(format!("2 x ${price:.0} is over the ${:.0} budget", 2.0 * price - 1.0)));
-    assert_eq!(out(&Request { power_w: Some(2.0 * tdp - 1.0), ..base.clone() }), Some(format!("2 x {tdp} W is over the {:.0} W limit", 2.0 * tdp - 1.0)));
+    assert_eq!(
+        out(&Request { budget_usd: Some(2.0 * price - 1.0), ..base.clone() }),
+        Some(format!("2 x ${price:.0} is over the ${:.0} budget", 2.0 * price - 1.0))
+    );
+    assert_eq!(
+        out(&Request { power_w: Some(2.0 * tdp - 1.0), ..base.clone() }),
+        Some(format!("2 x {tdp} W is over the {:.0} W limit", 2.0 * tdp - 1.0))
+    );
     // A GPU without a price is out under any budget.
     let v = row(&advise::advise(&Request { budget_usd: Some(1e9), ..base.clone() }, &[]), "V100 SXM2").clone();
     assert_eq!(v.excluded.as_deref(), Some("no published price (budget $1000000000)"));
@@ -285,7 +291,10 @@ fn a_constraint_leaves_a_gpu_out_only_past_its_edge() {
     let gb = |b: f64| (110e6 * 16.0 + 12.0 * 512.0 * b * 768.0 * (34.0 + 5.0 * 12.0 * 512.0 / 768.0)) / 1e9;
     let m = Workload::BertBase.memory_gb(32, Precision::Fp16, Mode::Train).unwrap();
     assert!(close(m, gb(32.0)) && m < 24.0, "{m}");
-    assert!(close(Workload::BertBase.memory_gb(32, Precision::Fp32, Mode::Train).unwrap(), gb(64.0)), "fp32 activations are twice as large");
+    assert!(
+        close(Workload::BertBase.memory_gb(32, Precision::Fp32, Mode::Train).unwrap(), gb(64.0)),
+        "fp32 activations are twice as large"
+    );
     let big = Request { batch: 64, ..base.clone() };
     let rows = advise::advise(&big, &[]);
     let r = row(&rows, "RTX 4090");
@@ -302,14 +311,32 @@ fn the_reasoning_names_the_best_rows_and_the_guides_pairs() {
     let lines = advise::why(&req, &rows);
     let open: Vec<&Row> = rows.iter().filter(|r| r.excluded.is_none()).collect();
     let fastest = open.iter().min_by(|a, b| a.step_ms.total_cmp(&b.step_ms)).unwrap();
-    let dollar = open.iter().filter(|r| r.per_1000_usd.is_some()).max_by(|a, b| a.per_1000_usd.unwrap().total_cmp(&b.per_1000_usd.unwrap())).unwrap();
+    let dollar = open
+        .iter()
+        .filter(|r| r.per_1000_usd.is_some())
+        .max_by(|a, b| a.per_1000_usd.unwrap().total_cmp(&b.per_1000_usd.unwrap()))
+        .unwrap();
     let watt = open.iter().max_by(|a, b| a.per_w.total_cmp(&b.per_w)).unwrap();
-    assert!(lines[0].starts_with(&format!("fastest: {} at {:.2} ms a step ({:.2}-{:.2};", fastest.gpu, fastest.step_ms, fastest.step_ms_range.0, fastest.step_ms_range.1)), "{lines:?}");
+    assert!(
+        lines[0].starts_with(&format!(
+            "fastest: {} at {:.2} ms a step ({:.2}-{:.2};",
+            fastest.gpu, fastest.step_ms, fastest.step_ms_range.0, fastest.step_ms_range.1
+        )),
+        "{lines:?}"
+    );
     assert!(lines[1].starts_with(&format!("most per dollar: {} at {:.2}", dollar.gpu, dollar.per_1000_usd.unwrap())), "{lines:?}");
     assert!(lines[2].starts_with(&format!("most per watt: {} at {:.3}", watt.gpu, watt.per_w)), "{lines:?}");
     let ms = |n: &str| row(&rows, n).step_ms;
-    assert!(lines[3].ends_with(&format!("{:.2}x as fast", ms("RTX 4070") / ms("RTX 4090"))) && lines[3].starts_with("RTX 4090 against RTX 4070"), "{lines:?}");
-    assert!(lines[4].ends_with(&format!("{:.2}x as fast", ms("V100 SXM2") / ms("RTX 4070 Ti"))) && lines[4].starts_with("RTX 4070 Ti against V100 SXM2"), "{lines:?}");
+    assert!(
+        lines[3].ends_with(&format!("{:.2}x as fast", ms("RTX 4070") / ms("RTX 4090")))
+            && lines[3].starts_with("RTX 4090 against RTX 4070"),
+        "{lines:?}"
+    );
+    assert!(
+        lines[4].ends_with(&format!("{:.2}x as fast", ms("V100 SXM2") / ms("RTX 4070 Ti")))
+            && lines[4].starts_with("RTX 4070 Ti against V100 SXM2"),
+        "{lines:?}"
+    );
     assert!(lines[5].contains(&format!("its all-reduce takes {:.1} ms", row(&rows, "RTX 4090").allreduce_ms)), "{lines:?}");
     // Without results every row is the sheet's bound, whatever the precision, and the last line
     // says so; one GPU has no all-reduce line.
@@ -366,7 +393,12 @@ fn each_precision_names_its_rate_family_and_element_sizes() {
 #[test]
 fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
     let sq = |n: u64| Workload::Gemm(Shape(vec![n, n, n]));
-    for (w, batch, params) in [(Workload::BertBase, 32, Some(110e6)), (Workload::BertLarge, 32, Some(340e6)), (Workload::Resnet50, 256, Some(25.6e6)), (sq(64), 1, None)] {
+    for (w, batch, params) in [
+        (Workload::BertBase, 32, Some(110e6)),
+        (Workload::BertLarge, 32, Some(340e6)),
+        (Workload::Resnet50, 256, Some(25.6e6)),
+        (sq(64), 1, None),
+    ] {
         assert_eq!((w.default_batch(), w.parameters()), (batch, params), "{w:?}");
     }
     assert!(Workload::BertLarge.describe(8, Mode::Train).starts_with("a BERT-large training step, 8 x 512 tokens: 24 layers'"));
@@ -413,7 +445,10 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
     assert!(close(Workload::BertLarge.norm_bytes(4, Mode::Train).unwrap().0, 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 16.0));
     let r8 = Workload::Resnet50.stream_bytes(2, Precision::Int8, Mode::Train).unwrap();
     assert!(close(r8 * 2.0, Workload::Resnet50.stream_bytes(2, Precision::Fp16, Mode::Train).unwrap()), "1-byte elements: half of fp16's");
-    assert!(close(Workload::BertLarge.memory_gb(8, Precision::Fp16, Mode::Train).unwrap(), (340e6 * 16.0 + 24.0 * 512.0 * 8.0 * 1024.0 * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0)) / 1e9));
+    assert!(close(
+        Workload::BertLarge.memory_gb(8, Precision::Fp16, Mode::Train).unwrap(),
+        (340e6 * 16.0 + 24.0 * 512.0 * 8.0 * 1024.0 * (34.0 + 5.0 * 16.0 * 512.0 / 1024.0)) / 1e9
+    ));
 }
 
 #[test]
@@ -421,7 +456,11 @@ fn each_measured_gpu_streams_at_its_own_copy_speed_and_a_zero_copy_counts_for_no
     let req = request(Workload::BertBase, Precision::Fp16, 1);
     let bytes = elementwise_bytes(32);
     let copy = |rate: f64| entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(rate));
-    let views = [view(H100, vec![copy(2500.0)], None), view(A100, vec![copy(1500.0)], None), view(("NVIDIA GeForce RTX 4090", 128), vec![copy(0.0)], None)];
+    let views = [
+        view(H100, vec![copy(2500.0)], None),
+        view(A100, vec![copy(1500.0)], None),
+        view(("NVIDIA GeForce RTX 4090", 128), vec![copy(0.0)], None),
+    ];
     let rows = advise::advise(&req, &views);
     let stream = |n: &str| row(&rows, n).stream_ms;
     assert!(close(stream("H100 SXM"), bytes / 2500e9 * 1e3));
@@ -445,18 +484,25 @@ fn the_range_carries_the_element_wise_passes_and_the_all_reduce_at_both_ends() {
     let t = gemm_ms(&req, gpu("H100 SXM"));
     let rest = h.stream_ms + h.allreduce_ms;
     assert!(h.stream_ms > 0.0 && h.allreduce_ms > 0.0, "{h:?}");
-    assert!(close(h.step_ms, t / 0.8 + rest) && close(h.step_ms_range.0, t / 0.8 + rest) && close(h.step_ms_range.1, t / 0.5 + rest), "{h:?}");
+    assert!(
+        close(h.step_ms, t / 0.8 + rest) && close(h.step_ms_range.0, t / 0.8 + rest) && close(h.step_ms_range.1, t / 0.5 + rest),
+        "{h:?}"
+    );
 }
 
 /// BERT-base's element-wise bytes at `batch`, in fp16: its passes and its layer norms.
 fn elementwise_bytes(batch: u64) -> f64 {
-    Workload::BertBase.stream_bytes(batch, Precision::Fp16, Mode::Train).unwrap() + Workload::BertBase.norm_bytes(batch, Mode::Train).unwrap().0
+    Workload::BertBase.stream_bytes(batch, Precision::Fp16, Mode::Train).unwrap()
+        + Workload::BertBase.norm_bytes(batch, Mode::Train).unwrap().0
 }
 
 #[test]
 fn layer_norms_run_at_the_layernorm_familys_best_rate_on_the_steps_own_matrix() {
     let req = request(Workload::BertBase, Precision::Fp16, 1);
-    let (other, (norms, dims)) = (Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap(), Workload::BertBase.norm_bytes(32, Mode::Train).unwrap());
+    let (other, (norms, dims)) = (
+        Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap(),
+        Workload::BertBase.norm_bytes(32, Mode::Train).unwrap(),
+    );
     let entries = vec![
         entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0)),
         // The step's own matrix: the best rung's rate counts, not the baseline's (a copy).

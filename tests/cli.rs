@@ -387,3 +387,10 @@ fn a_named_baseline_is_saved_and_compared() {
     one_line_error(&["compare", "--baseline", "before-change"], "no baseline 'before-change'");
     one_line_error(&["bench", "sgemm", "--save-baseline", "../up"], "baseline name '../up'");
 }
+
+#[test]
+fn advise_against_takes_pytorchs_steps_instead_of_a_workload() {
+    one_line_error(&["advise", "--against", "no-such-steps.jsonl"], "no-such-steps.jsonl");
+    one_line_error(&["advise", "--against", "steps.jsonl", "--workload", "bert-base"], "cannot be used with");
+    one_line_error(&["advise"], "--workload");
+}

@@ -262,3 +262,15 @@ fn the_h200_runs_name_their_flush() {
     assert!(timed.len() > 100, "{} timed entries", timed.len());
     assert!(timed.iter().all(|t| t.flush == Some(L2Flush::Loads)), "every entry names its flush");
 }
+
+#[test]
+fn pytorchs_steps_beside_a_models_runs_are_not_read_as_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = write_run(dir.path(), &header("2026-11-29T00:00:00Z", device(0, "GPU-a")), &[entry("a", 1.0, false)]);
+    let pytorch = path.parent().unwrap().join(store::PYTORCH);
+    std::fs::create_dir_all(&pytorch).unwrap();
+    std::fs::write(pytorch.join("steps.jsonl"), "{\"workload\":\"resnet50\",\"mode\":\"train\"}\n").unwrap();
+    assert_eq!(store::read(&[dir.path().to_path_buf()]).unwrap().len(), 1, "the run, not the steps");
+    // Named on its own, the same file is not a run.
+    assert!(store::read(&[pytorch.join("steps.jsonl")]).is_err());
+}

@@ -74,6 +74,8 @@ fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
             // A named baseline is a copy of a run already read beside it; counting it again would
             // double that run. It is read when named (`compare --baseline`, or its own path).
             .filter(|p| !(p.is_dir() && p.file_name().is_some_and(|n| n == BASELINES)))
+            // PyTorch's steps beside a model's runs are not runs (`advise --against` reads them).
+            .filter(|p| !(p.is_dir() && p.file_name().is_some_and(|n| n == PYTORCH)))
             .collect();
         children.sort();
         for c in children {
@@ -87,6 +89,10 @@ fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
     runs.push(read_run(path)?);
     Ok(())
 }
+
+/// The folder, inside a GPU model's folder, of the steps PyTorch timed on it
+/// (`scripts/torch_step.py`'s JSON lines), which `advise --against` holds predictions to.
+pub const PYTORCH: &str = "pytorch";
 
 /// The folder, inside a GPU model's folder, of its named baselines: `<model>-<arch>/baselines/NAME.jsonl`.
 pub const BASELINES: &str = "baselines";

@@ -8,6 +8,7 @@
 //! GPUs the lab measured use their own efficiencies; the others the measured GPUs' together,
 //! and say so.
 
+pub mod against;
 pub mod workload;
 
 use crate::facts::family::{plays, FamilyId, Role};
@@ -92,7 +93,8 @@ pub struct Row {
 /// its GEMMs': a 1024³ call or a misaligned 4095³ one says little about a 16384x768x3072 one).
 fn shares(view: &View, gpu: &Gpu, req: &Request, family: FamilyId) -> Vec<f64> {
     let p = req.precision.sheet();
-    let ok = |e: &&Entry| FamilyId::parse(&e.family) == Some(family) && e.kind == Kind::Baseline && e.status == Status::Ok && e.rate.is_some();
+    let ok =
+        |e: &&Entry| FamilyId::parse(&e.family) == Some(family) && e.kind == Kind::Baseline && e.status == Status::Ok && e.rate.is_some();
     let share = |e: &Entry| {
         let w = workload::work(&crate::measure::families::Shape(e.dims.clone()), req.precision);
         Some(e.rate? / gpu.bound(p, w.flops / (w.bytes_read + w.bytes_written))?)
@@ -158,8 +160,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             (best > 0.0).then(|| (gpu, best / gpu.bandwidth_gbs))
         })
         .collect();
-    let norm_share =
-        |gpu: &Gpu| norms.iter().find(|(g, _)| g.name == gpu.name).or(norms.first()).map_or_else(|| copy_share(gpu), |n| n.1);
+    let norm_share = |gpu: &Gpu| norms.iter().find(|(g, _)| g.name == gpu.name).or(norms.first()).map_or_else(|| copy_share(gpu), |n| n.1);
     let norm_bytes = norm.map_or(0.0, |n| n.0);
     // NCCL's all-reduce bus bandwidth at its largest message, per measured GPU.
     let nccl: Vec<(&'static Gpu, f64)> = views
@@ -299,7 +300,9 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
         ));
     }
     if !rows.is_empty() && rows.iter().all(|r| r.efficiency.is_none()) {
-        out.push("the lab has measured no GEMM in this precision near these shapes: every row is the sheet's bound, not a prediction".into());
+        out.push(
+            "the lab has measured no GEMM in this precision near these shapes: every row is the sheet's bound, not a prediction".into(),
+        );
     }
     out
 }

@@ -141,7 +141,12 @@ impl Workload {
         let text = self.describe_training(batch);
         match (mode, self) {
             (Mode::Train, _) | (_, Workload::Gemm(_)) => text,
-            (Mode::Infer, _) => format!("{} (inference: the forward pass alone)", text.replacen(" training step", " forward pass", 1).replace(", forward and backward", "").replace(", and AdamW's update", "")),
+            (Mode::Infer, _) => format!(
+                "{} (inference: the forward pass alone)",
+                text.replacen(" training step", " forward pass", 1)
+                    .replace(", forward and backward", "")
+                    .replace(", and AdamW's update", "")
+            ),
         }
     }
 
@@ -203,7 +208,9 @@ impl Workload {
     /// The FLOPs of a single GEMM (None for a model's step, which is priced as a step).
     pub fn flops(&self, batch: u64) -> Option<f64> {
         match self {
-            Workload::Gemm(_) => Some(self.gemms(batch, Mode::Infer).iter().map(|(s, n)| n * 2.0 * s.0.iter().map(|&d| d as f64).product::<f64>()).sum()),
+            Workload::Gemm(_) => {
+                Some(self.gemms(batch, Mode::Infer).iter().map(|(s, n)| n * 2.0 * s.0.iter().map(|&d| d as f64).product::<f64>()).sum())
+            }
             _ => None,
         }
     }

@@ -15,8 +15,13 @@ use crate::args::{cells_csv, formats, say, table, Format};
 pub struct AdviseArgs {
     /// bert-base, bert-base-mlm (with its MLM head and AdamW's update, the step
     /// scripts/torch_step.py times), bert-large, resnet50, or "gemm MxNxK" (a shape --size takes).
-    #[arg(long)]
-    workload: String,
+    #[arg(long, required_unless_present = "against")]
+    workload: Option<String>,
+    /// Steps PyTorch timed (scripts/torch_step.py's JSON lines, kept in <model>-<arch>/pytorch/):
+    /// print each beside the prediction for its GPU, workload, mode and batch from --results-dir,
+    /// with the error (repeatable; instead of --workload).
+    #[arg(long, value_name = "FILE", conflicts_with = "workload")]
+    against: Vec<PathBuf>,
     /// A training step (forward, backward, the optimizer's update) or inference (the forward
     /// pass alone), as scripts/torch_step.py --mode runs them.
     #[arg(long, value_enum, default_value = "train")]
@@ -49,7 +54,10 @@ fn usage(m: String) -> anyhow::Error {
 }
 
 pub fn advise(a: &AdviseArgs) -> Result<u8> {
-    let workload = Workload::parse(&a.workload).map_err(usage)?;
+    if !a.against.is_empty() {
+        return against(a);
+    }
+    let workload = Workload::parse(a.workload.as_deref().unwrap_or_default()).map_err(usage)?;
     for (flag, v) in [("--usd", a.usd), ("--watts", a.watts)] {
         if let Some(v) = v.filter(|v| !(v.is_finite() && *v > 0.0)) {
             bail!(usage(format!("{flag} must be a positive number, not {v}")));
@@ -71,7 +79,10 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
     let rows = advise::advise(&req, &views);
     let why = advise::why(&req, &rows);
     if a.format == Format::Json {
-        outln!("{}", serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch, req.mode), "rows": rows, "why": why }))?);
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({ "step": req.workload.describe(batch, req.mode), "rows": rows, "why": why }))?
+        );
         return Ok(exit::OK);
     }
     // A single GEMM is one call: its time and rate, none of a step's passes or all-reduce.
@@ -79,7 +90,20 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
     let header: &[&str] = if gemm {
         &["rank", "GPU", "GEMM ms", "range", "TFLOP/s", "TFLOP/s per $1000", "TFLOP/s per W", "basis", "left out"]
     } else {
-        &["rank", "GPU", "step ms", "range", "element-wise ms", "all-reduce ms", "batches/s", "per $1000", "per W", "memory GB", "basis", "left out"]
+        &[
+            "rank",
+            "GPU",
+            "step ms",
+            "range",
+            "element-wise ms",
+            "all-reduce ms",
+            "batches/s",
+            "per $1000",
+            "per W",
+            "memory GB",
+            "basis",
+            "left out",
+        ]
     };
     let mut t = table(header, a.format);
     for (i, r) in rows.iter().enumerate() {
@@ -111,7 +135,8 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
         t.add_row([cells, vec![r.basis.clone(), r.excluded.clone().unwrap_or_default()]].concat());
     }
     let on = if req.gpus > 1 { format!(" on each of {} GPUs", req.gpus) } else { String::new() };
-    let title = format!("{}{on} in {}, ranked by predicted time", req.workload.describe(batch, req.mode), format!("{precision:?}").to_lowercase());
+    let title =
+        format!("{}{on} in {}, ranked by predicted time", req.workload.describe(batch, req.mode), format!("{precision:?}").to_lowercase());
     if a.format == Format::Csv {
         say(a.format, &title)?;
         out!("{}", cells_csv(&t));
@@ -120,6 +145,62 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
     }
     for w in why {
         say(a.format, &format!("- {w}"))?;
+    }
+    Ok(exit::OK)
+}
+
+/// `--against`: PyTorch's steps beside the predictions for them.
+fn against(a: &AdviseArgs) -> Result<u8> {
+    let mut steps = Vec::new();
+    for f in &a.against {
+        steps.extend(advise::against::read(f)?);
+    }
+    if !a.results_dir.exists() {
+        bail!(LabError::Results { path: a.results_dir.display().to_string(), msg: "cannot read: no such file or folder".into() });
+    }
+    let views = store::views(&store::read(std::slice::from_ref(&a.results_dir))?, Group::Model);
+    let checks = advise::against::check(&steps, &views).map_err(usage)?;
+    if a.format == Format::Json {
+        outln!("{}", serde_json::to_string_pretty(&checks)?);
+        return Ok(exit::OK);
+    }
+    let header = [
+        "GPU",
+        "workload",
+        "mode",
+        "batch",
+        "PyTorch ms",
+        "predicted ms",
+        "range",
+        "error",
+        "range ±",
+        "inside",
+        "memory GB (PyTorch)",
+        "basis",
+    ];
+    let mut t = table(&header, a.format);
+    for c in &checks {
+        t.add_row(vec![
+            c.gpu.to_string(),
+            c.workload.clone(),
+            format!("{:?}", c.mode).to_lowercase(),
+            c.batch.to_string(),
+            format!("{:.2}", c.pytorch_ms),
+            format!("{:.2}", c.predicted_ms),
+            format!("{:.2}-{:.2}", c.range_ms.0, c.range_ms.1),
+            format!("{:+.1}%", 100.0 * c.error),
+            format!("{:.1}%", 100.0 * c.range_share),
+            if c.inside { "yes" } else { "no" }.to_string(),
+            format!("{} ({:.2})", opt(c.predicted_gb, |g| format!("{g:.2}")), c.pytorch_gb),
+            c.basis.clone(),
+        ]);
+    }
+    let title = format!("PyTorch's steps (fp16 autocast) beside advise's predictions from {}", a.results_dir.display());
+    if a.format == Format::Csv {
+        say(a.format, &title)?;
+        out!("{}", cells_csv(&t));
+    } else {
+        outln!("{title}\n{t}");
     }
     Ok(exit::OK)
 }
