@@ -42,7 +42,8 @@ fn rel(p: &Path) -> String {
 /// Runs `cmd` under bash in the repository's root; (exit code, stdout, stderr).
 fn sh(cmd: &str) -> (i32, String, String) {
     let bin = Path::new(env!("CARGO_BIN_EXE_kernel-lab")).parent().unwrap().to_path_buf();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    let path =
+        std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
     let out = Command::new("bash")
         .args(["-euo", "pipefail", "-c", cmd])
         .current_dir(ROOT)
@@ -115,7 +116,8 @@ fn the_figures_are_the_reference_results_plots() {
     assert_eq!(code, 0, "{FIGURES}: {stderr}");
     let dir = Path::new(ROOT).join(FIGURES_DIR);
     let names = |d: &Path| -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(d).map(|r| r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
+        let mut v: Vec<String> =
+            std::fs::read_dir(d).map(|r| r.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect()).unwrap_or_default();
         v.sort();
         v
     };
@@ -162,7 +164,9 @@ fn shell_blocks(text: &str) -> Vec<Block> {
             }
             let mut words = info.split_whitespace();
             match words.next() {
-                Some("sh" | "bash" | "shell") => open = Some(Block { line: i + 1, tags: words.map(str::to_string).collect(), text: String::new() }),
+                Some("sh" | "bash" | "shell") => {
+                    open = Some(Block { line: i + 1, tags: words.map(str::to_string).collect(), text: String::new() })
+                }
                 _ => other_fence = true,
             }
         }

@@ -179,13 +179,19 @@ fn a_note_is_about_its_text_before_the_first_colon_and_the_names_after_it() {
     // The subject ends at the first ": " whose next part holds a space: a shape, or a family
     // with a variant's name.
     assert_eq!(
-        notes_of(&[&["tensor 512: ab x", "l2: v_1: knee at 54 MiB", "l2: v_2: knee at 70 MiB", "no subject here"], &["tensor 512: ac y", "l2: v_1: no knee", "plain note"]]),
+        notes_of(&[
+            &["tensor 512: ab x", "l2: v_1: knee at 54 MiB", "l2: v_2: knee at 70 MiB", "no subject here"],
+            &["tensor 512: ac y", "l2: v_1: no knee", "plain note"]
+        ]),
         ["l2: v_1: no knee", "l2: v_2: knee at 70 MiB", "no subject here", "plain note", "tensor 512: ac y"]
     );
     // A short first part and a long second: the names are found past the first ": ", not
     // before it or at twice its place.
     assert_eq!(
-        notes_of(&[&["a: b: old x", "a: c: kept y", "family_with_a_long_name: v: one"], &["a: b: new x", "family_with_a_long_name: w: two"]]),
+        notes_of(&[
+            &["a: b: old x", "a: c: kept y", "family_with_a_long_name: v: one"],
+            &["a: b: new x", "family_with_a_long_name: w: two"]
+        ]),
         ["a: b: new x", "a: c: kept y", "family_with_a_long_name: v: one", "family_with_a_long_name: w: two"]
     );
 }

@@ -74,7 +74,11 @@ pub fn ceilings(file: &View) -> Ceilings {
         }
     }
     let best = |role: Role, baseline: bool| {
-        file.entries.iter().filter(|e| ok(e) && plays(&e.family, role) && (baseline || !e.is_baseline())).filter_map(|e| e.rate).reduce(f64::max)
+        file.entries
+            .iter()
+            .filter(|e| ok(e) && plays(&e.family, role) && (baseline || !e.is_baseline()))
+            .filter_map(|e| e.rate)
+            .reduce(f64::max)
     };
     c.dram_gbs = best(Role::DramCeiling, true);
     c.l2_gbs = best(Role::L2Ceiling, false);

@@ -41,8 +41,7 @@ fn loaded() -> &'static std::result::Result<(), String> {
                 return Ok(());
             }
         }
-        Err("cuDNN is not installed (not on the loader's path, in a Python environment's nvidia/cudnn/lib, or at KERNEL_LAB_CUDNN)"
-            .into())
+        Err("cuDNN is not installed (not on the loader's path, in a Python environment's nvidia/cudnn/lib, or at KERNEL_LAB_CUDNN)".into())
     })
 }
 

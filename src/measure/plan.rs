@@ -116,8 +116,10 @@ pub fn plan(opts: &Options, seed: u64) -> Result<Vec<Plan>> {
     }
     for name in &opts.suites {
         if !plans.iter().any(|p| p.family.suites().iter().any(|s| s.name == name)) {
-            let known: Vec<String> =
-                families::all().iter().flat_map(|f| f.suites().into_iter().map(move |s| format!("{} {}", f.info().name(), s.name))).collect();
+            let known: Vec<String> = families::all()
+                .iter()
+                .flat_map(|f| f.suites().into_iter().map(move |s| format!("{} {}", f.info().name(), s.name)))
+                .collect();
             return Err(LabError::Usage(format!("no selected family has a suite '{name}' (suites: {})", known.join(", "))));
         }
     }

@@ -70,7 +70,8 @@ pub fn space(spec: &VariantSpec, only: &[(String, Vec<i64>)]) -> Vec<Config> {
 /// such an edit re-measures those first and reaches the old pick's neighbourhood in a few tries.
 pub fn first_picks(space: &Space, previous: Option<&Config>, earlier: &[Config]) -> Vec<usize> {
     let mut picks: Vec<usize> = Vec::new();
-    let wanted = std::iter::once(Some(0)).chain([previous.and_then(|p| space.index_of(p))]).chain(earlier.iter().map(|c| space.index_of(c)));
+    let wanted =
+        std::iter::once(Some(0)).chain([previous.and_then(|p| space.index_of(p))]).chain(earlier.iter().map(|c| space.index_of(c)));
     for i in wanted.flatten().filter(|&i| i < space.len()) {
         if !picks.contains(&i) {
             picks.push(i);

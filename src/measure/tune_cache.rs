@@ -108,7 +108,9 @@ pub fn simulate(strategy: Strategy, cache: &Cache, first: &[Config], seed: u64, 
 /// never did. What a strategy is judged by: the search it saves to reach a given configuration.
 pub fn evaluations_to(strategy: Strategy, cache: &Cache, first: &[Config], seeds: std::ops::Range<u64>, target: f64) -> Vec<Option<usize>> {
     seeds
-        .map(|seed| simulate(strategy, cache, first, seed, usize::MAX).iter().position(|(_, s)| s.is_some_and(|s| s >= target)).map(|i| i + 1))
+        .map(|seed| {
+            simulate(strategy, cache, first, seed, usize::MAX).iter().position(|(_, s)| s.is_some_and(|s| s >= target)).map(|i| i + 1)
+        })
         .collect()
 }
 

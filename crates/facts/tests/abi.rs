@@ -18,7 +18,8 @@ fn build(args: &str) -> Result<(), String> {
     std::fs::create_dir_all(&dir).unwrap();
     let manifest = "[[variant]]\nfile = \"softmax_01_x.cu\"\nblock = [32]\ndefines = { ROWS_PER_BLOCK = 1 }\n";
     std::fs::write(dir.join("variants.toml"), manifest).unwrap();
-    let source = format!("#include \"lab_softmax.h\"\n#include \"lab_transpose.h\"\nextern \"C\" __global__ void softmax_01_x({args} p) {{}}\n");
+    let source =
+        format!("#include \"lab_softmax.h\"\n#include \"lab_transpose.h\"\nextern \"C\" __global__ void softmax_01_x({args} p) {{}}\n");
     std::fs::write(dir.join("softmax_01_x.cu"), source).unwrap();
     let entries = manifest::parse("softmax", manifest, &|_| None)?;
     let job = Job::new(&tmp.join("tree"), "softmax", &entries[0], variant_targets(&plan, &entries[0].arch));

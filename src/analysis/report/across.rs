@@ -3,9 +3,9 @@
 //! measured peak), the sheet's GPUs with no results as attainable bounds, labelled so, and the
 //! tuned constants per GPU side by side.
 
-use crate::facts::family::{plays, Role};
 use super::{new_table, opt, pct_text, plots, rate_text, View};
 use crate::analysis::roofline;
+use crate::facts::family::{plays, Role};
 use crate::facts::sheet::{self, Gpu};
 use crate::schema::entry::{Entry, Kind, Status, Unit};
 

@@ -3,9 +3,9 @@
 //! its entries side by side; per device its roofline and ceilings; the summary tables, folded; and
 //! where every figure came from. Nothing long comes before the plots.
 
-use crate::facts::family::{plays, Role};
 use super::{across, cell, curves, plots, price_for, sections, Prices, View};
 use crate::analysis::roofline;
+use crate::facts::family::{plays, Role};
 use crate::schema::entry::Entry;
 
 fn esc(s: &str) -> String {
@@ -32,7 +32,11 @@ fn summary(files: &[(String, View)], labels: &[String]) -> String {
         );
     }
     if let Some((h, r)) = across::tuned_rows(files, labels) {
-        out += &format!("<details><summary>tuned constants per GPU ({} variant and shape pairs)</summary>\n{}</details>\n", r.len(), table(&h, &r));
+        out += &format!(
+            "<details><summary>tuned constants per GPU ({} variant and shape pairs)</summary>\n{}</details>\n",
+            r.len(),
+            table(&h, &r)
+        );
     }
     out
 }
@@ -78,7 +82,8 @@ fn family_sections(files: &[(String, View)], labels: &[String], keys: &[(String,
                 out.push_str(&format!("<figure class=\"ladder\" data-bars=\"{bars}\">\n{svg}</figure>\n"));
             }
             let reported = f.device.l2_bytes as f64 / (1u64 << 20) as f64;
-            let extra = if plays(fam, Role::L2Ceiling) { curves::l2_sweep(&mine, reported, label) } else { curves::alignment(fam, &mine, label) };
+            let extra =
+                if plays(fam, Role::L2Ceiling) { curves::l2_sweep(&mine, reported, label) } else { curves::alignment(fam, &mine, label) };
             if let Some(c) = extra {
                 out.push_str(&format!("<figure class=\"curves\">\n{}</figure>\n", curves::svg(&c)));
             }
@@ -110,7 +115,10 @@ fn devices(files: &[(String, View)], labels: &[String], prices: &Prices) -> Stri
         let all = roofline::points(f);
         let pts = roofline::headline(&all);
         out.push_str(&format!("<h3 id=\"device-{0}\">{1}</h3>\n<p>{2}</p>\n", esc(&label.replace(' ', "-")), esc(label), esc(path)));
-        out.push_str(&format!("<figure class=\"roofline\">\n{}</figure>\n", roofline::svg(&format!("{label}: measured roofline"), &c, &all)));
+        out.push_str(&format!(
+            "<figure class=\"roofline\">\n{}</figure>\n",
+            roofline::svg(&format!("{label}: measured roofline"), &c, &all)
+        ));
         for extra in [curves::transfers(f, label), curves::multi(f, label)].into_iter().flatten() {
             out.push_str(&format!("<figure class=\"curves\">\n{}</figure>\n", curves::svg(&extra)));
         }

@@ -44,7 +44,11 @@ pub fn ladder_shapes<'a>(entries: &[&'a Entry], n: usize) -> Vec<&'a Entry> {
     let size = |e: &Entry| e.work.flops + e.work.bytes_read + e.work.bytes_written;
     let dims = |e: &Entry| e.dims.iter().product::<u64>();
     shapes.sort_by(|a, b| {
-        default_shape(b.0).cmp(&default_shape(a.0)).then(b.1.cmp(&a.1)).then(size(b.0).total_cmp(&size(a.0))).then(dims(b.0).cmp(&dims(a.0)))
+        default_shape(b.0)
+            .cmp(&default_shape(a.0))
+            .then(b.1.cmp(&a.1))
+            .then(size(b.0).total_cmp(&size(a.0)))
+            .then(dims(b.0).cmp(&dims(a.0)))
     });
     shapes.into_iter().enumerate().filter(|(i, s)| *i == 0 || s.1 >= 2).take(n).map(|(_, s)| s.0).collect()
 }

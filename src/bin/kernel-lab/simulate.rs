@@ -19,12 +19,19 @@ fn usage(msg: String) -> anyhow::Error {
 /// `tune --simulate SEEDS`: each strategy replayed on the stored candidates of each variant and
 /// shape, with seeds 0 .. SEEDS; the evaluations each took to reach the best stored rate, and to
 /// come within 2% of it (the spread of one configuration's rate between two searches).
-pub fn simulate(results_dir: &Path, fam: &dyn families::Family, tunable: &[&registry::VariantSpec], shapes: &[families::Shape], seeds: u64) -> Result<u8> {
+pub fn simulate(
+    results_dir: &Path,
+    fam: &dyn families::Family,
+    tunable: &[&registry::VariantSpec],
+    shapes: &[families::Shape],
+    seeds: u64,
+) -> Result<u8> {
     if seeds == 0 {
         bail!(usage("--simulate takes at least 1 seed".into()));
     }
     let runs = store::read(&[results_dir.to_path_buf()])?;
-    let mut models: Vec<String> = runs.iter().filter(|r| r.header.run.kind == RunKind::Tune).map(|r| r.header.device.name.clone()).collect();
+    let mut models: Vec<String> =
+        runs.iter().filter(|r| r.header.run.kind == RunKind::Tune).map(|r| r.header.device.name.clone()).collect();
     models.sort();
     models.dedup();
     if models.len() > 1 {
@@ -55,7 +62,13 @@ pub fn simulate(results_dir: &Path, fam: &dyn families::Family, tunable: &[&regi
                 found.sort_by(f64::total_cmp);
                 let mut close: Vec<f64> = near.iter().flatten().map(|&n| n as f64).collect();
                 close.sort_by(f64::total_cmp);
-                let q = |v: &[f64], p: f64| if v.is_empty() { "-".to_string() } else { format!("{:.0}", kernel_lab::schema::stats::percentile(v, p)) };
+                let q = |v: &[f64], p: f64| {
+                    if v.is_empty() {
+                        "-".to_string()
+                    } else {
+                        format!("{:.0}", kernel_lab::schema::stats::percentile(v, p))
+                    }
+                };
                 t.add_row(vec![
                     v.name.clone(),
                     label.clone(),
@@ -74,4 +87,3 @@ pub fn simulate(results_dir: &Path, fam: &dyn families::Family, tunable: &[&regi
     outln!("{t}");
     Ok(exit::OK)
 }
-

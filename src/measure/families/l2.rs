@@ -9,8 +9,8 @@ use rand::RngExt;
 
 use super::inputs::{memcpy_d2d, poison, random_unit_f32, MEMCPY_D2D};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
-use crate::facts::family::FamilyId;
 use crate::error::Result;
+use crate::facts::family::FamilyId;
 use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};

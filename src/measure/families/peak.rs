@@ -12,8 +12,8 @@ use rand::{RngExt, SeedableRng};
 
 use super::inputs::poison;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes};
-use crate::facts::family::FamilyId;
 use crate::error::{LabError, Result};
+use crate::facts::family::FamilyId;
 use crate::facts::launch::{Launch, Params};
 use crate::facts::sheet::{self, Precision as SheetPrecision};
 use crate::gpu::device::{Gpu, Kernel};

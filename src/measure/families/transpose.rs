@@ -5,8 +5,8 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, poison, random_f32, Readback, MEMCPY_D2D};
 use super::{Case, Family, FamilyInfo, Shape, Shapes};
-use crate::facts::family::FamilyId;
 use crate::error::Result;
+use crate::facts::family::FamilyId;
 use crate::facts::launch::Launch;
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};

@@ -68,7 +68,8 @@ pub fn kernels(root: &Path, target: &Path) -> Result<(), String> {
 /// `#define LAB_NAME <integer>` lines of the ABI headers (lab.h and the lab_*.h it gathers): the
 /// names a manifest's define may use.
 fn lab_constants(include: &Path) -> Result<BTreeMap<String, i64>, String> {
-    let text: String = headers(include)?.into_iter().filter(|(name, _)| name.starts_with("lab") && name.ends_with(".h")).map(|(_, t)| t).collect();
+    let text: String =
+        headers(include)?.into_iter().filter(|(name, _)| name.starts_with("lab") && name.ends_with(".h")).map(|(_, t)| t).collect();
     Ok(text
         .lines()
         .filter_map(|l| {

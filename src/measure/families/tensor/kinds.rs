@@ -10,9 +10,9 @@ use rand::{RngExt, SeedableRng};
 use super::super::inputs::random_f32;
 use super::super::{FamilyInfo, Shapes};
 use crate::facts::family::FamilyId;
-use crate::gpu::driver::TmaElement;
 use crate::facts::sheet::Precision as SheetPrecision;
 use crate::gpu::compare::Element;
+use crate::gpu::driver::TmaElement;
 use crate::schema::check::Precision;
 use crate::schema::entry::Unit;
 

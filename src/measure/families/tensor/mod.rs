@@ -15,9 +15,9 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use self::kinds::{Bf16, Fp16, Fp8, Int8, Kind, Tf32};
+use super::gemm_reference::GemmReference;
 use super::inputs::poison;
 use super::pitched::pitched;
-use super::gemm_reference::GemmReference;
 use super::sgemm::{gemm_suites, gemm_work};
 use super::stream_k;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Suite};
