@@ -97,6 +97,33 @@ fn the_genetic_search_reaches_the_best_configuration_in_fewer_evaluations_than_r
 }
 
 #[test]
+fn the_bayesian_search_reaches_the_best_configuration_in_fewer_evaluations_than_random() {
+    // A model per pick over every open configuration: a third of sgemm_08's space keeps the
+    // test to seconds.
+    let configs: Vec<Config> = sgemm_08_space().into_iter().step_by(3).collect();
+    let space = Space::new(configs.clone());
+    for land_seed in 1..=3u64 {
+        let land = Landscape::new(&configs, land_seed);
+        let seeds: Vec<u64> = (0..5).map(|s| s * 1000 + land_seed).collect();
+        let random: Vec<usize> = seeds.iter().map(|&s| evaluations_to_best(Strategy::Random, &space, &land, s)).collect();
+        let bayes: Vec<usize> = seeds.iter().map(|&s| evaluations_to_best(Strategy::Bayes, &space, &land, s)).collect();
+        eprintln!("landscape {land_seed}, {} configurations: random {random:?}, bayes {bayes:?}", space.len());
+        let (r, b) = (median(random), median(bayes));
+        assert!(b * 2 <= r, "landscape {land_seed}: bayes's median {b} evaluations, random's {r}: not half");
+    }
+}
+
+#[test]
+fn expected_improvement_rewards_a_higher_mean_and_more_doubt() {
+    use kernel_lab::measure::strategy::bayes::expected_improvement as ei;
+    assert!(ei(1.0, 0.1, 0.0) > ei(0.5, 0.1, 0.0), "a higher mean");
+    assert!(ei(0.0, 1.0, 0.0) > ei(0.0, 0.1, 0.0), "more doubt at the same mean");
+    assert_eq!(ei(-1.0, 0.0, 0.0), 0.0, "a sure loss gains nothing");
+    // E[max(f - 0.01, 0)] for f ~ N(0, 1): 0.3989 - 0.01 * 0.5 + O(1e-4), by the closed form.
+    assert!((ei(0.0, 1.0, 0.0) - 0.394_0).abs() < 1e-3, "{}", ei(0.0, 1.0, 0.0));
+}
+
+#[test]
 fn a_strategy_never_picks_a_configuration_twice_and_covers_the_space() {
     let space = Space::new(sgemm_08_space().into_iter().take(60).collect());
     for strategy in Strategy::ALL {
@@ -131,5 +158,6 @@ fn strategies_are_named_on_the_command_line() {
     assert_eq!(Strategy::parse("genetic"), Ok(Strategy::Genetic));
     assert_eq!(Strategy::parse("random"), Ok(Strategy::Random));
     let e = Strategy::parse("annealing").unwrap_err();
-    assert!(e.contains("random, genetic"), "{e}");
+    assert_eq!(Strategy::parse("bayes"), Ok(Strategy::Bayes));
+    assert!(e.contains("random, genetic, bayes"), "{e}");
 }

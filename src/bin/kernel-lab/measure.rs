@@ -60,8 +60,9 @@ pub struct TuneArgs {
     /// list, or fix a define the manifest does not tune.
     #[arg(long = "only")]
     only: Vec<String>,
-    /// How the next candidate is picked: random (uniform, no repeats) or genetic (bred from the
-    /// best so far, their neighbours first); seeded by --seed.
+    /// How the next candidate is picked: random (uniform, no repeats), genetic (bred from the
+    /// best so far, their neighbours first) or bayes (a Gaussian process's greatest expected
+    /// improvement); seeded by --seed.
     #[arg(long, default_value = "random")]
     strategy: String,
     /// Measure every candidate again: ignore the candidates earlier searches of this GPU model

@@ -11,6 +11,10 @@
 //!   configuration not yet evaluated. It bets that good configurations sit near each other, which
 //!   holds for tile sizes (occupancy and reuse change by steps); a share of random picks keeps it
 //!   from spending the budget around one local best.
+//! - `bayes` is Bayesian optimisation (Kernel Tuner's `bayes_opt`): a Gaussian process over the
+//!   grid and expected improvement (`bayes.rs`).
+
+pub mod bayes;
 
 use rand::rngs::SmallRng;
 use rand::RngExt;
@@ -22,15 +26,17 @@ use crate::facts::manifest::Config;
 pub enum Strategy {
     Random,
     Genetic,
+    Bayes,
 }
 
 impl Strategy {
-    pub const ALL: [Strategy; 2] = [Strategy::Random, Strategy::Genetic];
+    pub const ALL: [Strategy; 3] = [Strategy::Random, Strategy::Genetic, Strategy::Bayes];
 
     pub fn name(self) -> &'static str {
         match self {
             Strategy::Random => "random",
             Strategy::Genetic => "genetic",
+            Strategy::Bayes => "bayes",
         }
     }
 
@@ -140,6 +146,7 @@ pub fn next(strategy: Strategy, space: &Space, evals: &[Eval], rng: &mut SmallRn
             let child = breed(space, &scored, rng);
             Some(nearest(space, &child, &open, rng))
         }
+        Strategy::Bayes => bayes::pick(space, evals, &open, rng).or_else(|| Some(random(rng))),
     }
 }
 
