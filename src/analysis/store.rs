@@ -71,11 +71,9 @@ fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
             .map_err(|e| err(path, format!("cannot read folder: {e}")))?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "jsonl" || x == "json"))
-            // A named baseline is a copy of a run already read beside it; counting it again would
-            // double that run. It is read when named (`compare --baseline`, or its own path).
-            .filter(|p| !(p.is_dir() && p.file_name().is_some_and(|n| n == BASELINES)))
-            // PyTorch's steps beside a model's runs are not runs (`advise --against` reads them).
-            .filter(|p| !(p.is_dir() && p.file_name().is_some_and(|n| n == PYTORCH)))
+            // A named baseline is a copy of a run already read beside it (read when named:
+            // `compare --baseline`, or its own path); PyTorch's steps are not runs.
+            .filter(|p| !(p.is_dir() && p.file_name().is_some_and(|n| n == BASELINES || n == PYTORCH)))
             .collect();
         children.sort();
         for c in children {
@@ -90,10 +88,8 @@ fn read_into(path: &Path, runs: &mut Vec<Run>) -> Result<()> {
     Ok(())
 }
 
-/// The folder, inside a GPU model's folder, of the steps PyTorch timed on it
-/// (`scripts/torch_step.py`'s JSON lines), which `advise --against` holds predictions to.
+/// A GPU model's folder of the steps PyTorch timed on it (`advise --against` reads them).
 pub const PYTORCH: &str = "pytorch";
-
 /// The folder, inside a GPU model's folder, of its named baselines: `<model>-<arch>/baselines/NAME.jsonl`.
 pub const BASELINES: &str = "baselines";
 
