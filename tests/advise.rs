@@ -187,6 +187,20 @@ fn pytorchs_steps_are_held_to_the_prediction_for_their_gpu_workload_and_mode() {
         assert!((c.error - (row.step_ms / ms - 1.0)).abs() < 1e-12);
         assert_eq!(c.inside, row.step_ms_range.0 <= ms && ms <= row.step_ms_range.1);
     }
+    // The parts: the model's GEMMs and memory-bound passes add up to its step; torch.profiler's
+    // categories are summed into the same parts only where the step lists its longest kernels.
+    for c in &checks {
+        let sum: f64 = c.parts.iter().map(|p| p.1).sum();
+        assert!((sum - c.predicted_ms).abs() < 1e-9 && c.parts.iter().all(|p| p.2.is_none()), "{:?}", c.parts);
+    }
+    let profiled = torch_line("NVIDIA H200", "resnet50", "train", 40.0).replace(
+        "\"profile\":{}",
+        "\"profile\":{\"ms\":{\"gemm\":1.0,\"convolution\":2.0,\"attention\":0.5,\"normalisation\":4.0,\"element-wise\":3.0,\"launch gaps\":6.0},\"top\":[{\"kernel\":\"k\"}]}",
+    );
+    std::fs::write(&file, profiled).unwrap();
+    let c = &against::check(&against::read(&file).unwrap(), &[]).unwrap()[0];
+    let measured: Vec<Option<f64>> = c.parts.iter().map(|p| p.2).collect();
+    assert_eq!(measured, [Some(3.5), Some(7.0), Some(6.0)], "GEMMs, memory-bound passes, launch gaps");
     // A GPU the sheet lacks, a mode that is neither, a line that is not a step: one-line errors.
     let one = |line: String| {
         std::fs::write(&file, line).unwrap();

@@ -24,6 +24,19 @@ pub struct TorchStep {
     #[serde(default)]
     pub sms: Option<u32>,
     pub time: TorchTime,
+    /// torch.profiler's GPU time per category in one profiled step, where it was recorded.
+    #[serde(default)]
+    pub profile: Option<TorchProfile>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TorchProfile {
+    #[serde(default)]
+    pub ms: std::collections::BTreeMap<String, f64>,
+    /// The longest kernels with the category each was put in. A profile without them is not
+    /// compared: its sorting cannot be checked.
+    #[serde(default)]
+    pub top: Vec<serde_json::Value>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -50,7 +63,19 @@ pub struct Check {
     pub pytorch_gb: f64,
     pub predicted_gb: Option<f64>,
     pub basis: String,
+    /// The step by what the model prices apart, ms: (part, predicted, torch.profiler's).
+    pub parts: Vec<(&'static str, f64, Option<f64>)>,
 }
+
+/// torch.profiler's categories each part of the model stands for: the GEMMs (ResNet-50's
+/// convolutions are priced as implicit GEMMs, attention as its GEMMs), the passes priced at
+/// memory speed (element-wise, normalisation, the optimizer's update), and the gaps between
+/// kernels, which the model does not price.
+const PARTS: [(&str, &[&str]); 3] = [
+    ("GEMMs", &["gemm", "attention", "convolution"]),
+    ("memory-bound passes", &["element-wise", "normalisation", "optimizer"]),
+    ("launch gaps", &["launch gaps"]),
+];
 
 /// The steps of a torch_step.py output file; a line that is not one is an error naming it.
 pub fn read(path: &Path) -> Result<Vec<TorchStep>> {
@@ -91,6 +116,10 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
             let rows = advise(&req, views);
             let row = rows.iter().find(|r| r.gpu == gpu.name).ok_or_else(|| format!("{}: advise priced no such GPU", gpu.name))?;
             let (lo, hi) = row.step_ms_range;
+            let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms;
+            let profile = s.profile.as_ref().filter(|p| !p.top.is_empty());
+            let measured = |cats: &[&str]| profile.map(|p| cats.iter().filter_map(|c| p.ms.get(*c)).sum::<f64>());
+            let parts = PARTS.iter().zip([gemm_ms, row.stream_ms, 0.0]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
             Ok(Check {
                 gpu: gpu.name,
                 workload: s.workload.clone(),
@@ -105,6 +134,7 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
                 pytorch_gb: s.time.max_memory_allocated_gb,
                 predicted_gb: row.memory_gb,
                 basis: row.basis.clone(),
+                parts,
             })
         })
         .collect()
