@@ -130,7 +130,9 @@ impl RowSoftmaxBackward {
         let (y, _ry) = y.device_ptr(&self.stream);
         let (dy, _rdy) = dy.device_ptr(&self.stream);
         let (dx, _rdx) = dx.device_ptr_mut(&self.stream);
-        let void = |p: u64| p as *const std::ffi::c_void;
+        // cuDNN takes the device buffers and the host scalars alpha and beta as untyped pointers.
+        let device = |p: u64| p as *const std::ffi::c_void;
+        let host = |v: &f32| v as *const f32 as *const std::ffi::c_void;
         // SAFETY: y, dy and dx hold the rows x cols floats the descriptor describes, on the
         // handle's stream; alpha and beta are host floats, as cuDNN reads them for fp32 data.
         let status = unsafe {
@@ -138,12 +140,12 @@ impl RowSoftmaxBackward {
                 self.handle,
                 sys::cudnnSoftmaxAlgorithm_t::CUDNN_SOFTMAX_ACCURATE,
                 sys::cudnnSoftmaxMode_t::CUDNN_SOFTMAX_MODE_INSTANCE,
-                void(&alpha as *const f32 as u64),
+                host(&alpha),
                 self.desc,
-                void(y),
+                device(y),
                 self.desc,
-                void(dy),
-                void(&beta as *const f32 as u64),
+                device(dy),
+                host(&beta),
                 self.desc,
                 dx as *mut std::ffi::c_void,
             )

@@ -40,7 +40,7 @@ static INFO: FamilyInfo = FamilyInfo {
 };
 
 /// BERT-base's attention softmax at batch 32 x 512: 32 x 12 heads x 512 rows of 512.
-const ROWS: RowShapes = RowShapes { bert: [32 * 12 * 512, 512] };
+pub const ROWS: RowShapes = RowShapes { bert: [32 * 12 * 512, 512] };
 
 /// Rows from here on, when there are at least this many, hold the rows PyTorch answers with NaN.
 pub const NAN_ROWS: usize = 3;

@@ -13,7 +13,8 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{per_row, poison, random_f32, Readback};
 use super::shapes::RowShapes;
-use super::softmax::{logits, row_stats, NAN_ROWS, SPECIAL_FROM};
+// The forward's shapes: BERT-base's attention softmax at batch 32 x 512.
+use super::softmax::{logits, row_stats, NAN_ROWS, ROWS, SPECIAL_FROM};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
 use crate::error::{LabError, Result};
 use crate::facts::family::FamilyId;
@@ -40,9 +41,6 @@ static INFO: FamilyInfo = FamilyInfo {
     arithmetic: sheet::Precision::Fp32,
     shapes: Shapes::Matrix,
 };
-
-/// The forward's shapes: BERT-base's attention softmax at batch 32 x 512.
-const ROWS: RowShapes = RowShapes { bert: [32 * 12 * 512, 512] };
 
 impl Family for SoftmaxBwd {
     fn info(&self) -> &'static FamilyInfo {
