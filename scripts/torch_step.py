@@ -187,6 +187,7 @@ def main():
         "precision": "fp16 autocast",
         "parameters": sum(t.numel() for t in model.parameters()),
         "gpu": torch.cuda.get_device_name(),
+        "sms": torch.cuda.get_device_properties(0).multi_processor_count,
         "torch": torch.__version__,
         "time": time,
         "profile": breakdown(step),

@@ -478,6 +478,12 @@ pub fn find(name: &str) -> Result<&'static Gpu, String> {
 /// The sheet's row for the device the lab runs on: one of its `matches` is in the driver's name
 /// ("NVIDIA H200") and the SM count agrees (which tells an RTX 4070 from a 4070 Ti).
 pub fn for_device(device_name: &str, sms: u32) -> Option<&'static Gpu> {
+    named(device_name).find(|g| g.sms == sms)
+}
+
+/// The sheet's rows whose names a device name holds (several, where only the SM count tells
+/// them apart).
+pub fn named(device_name: &str) -> impl Iterator<Item = &'static Gpu> {
     let upper = device_name.to_ascii_uppercase();
-    GPUS.iter().find(|g| g.sms == sms && g.matches.iter().any(|m| upper.contains(&m.to_ascii_uppercase())))
+    GPUS.iter().filter(move |g| g.matches.iter().any(|m| upper.contains(&m.to_ascii_uppercase())))
 }

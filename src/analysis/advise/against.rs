@@ -94,9 +94,7 @@ fn sheet_gpu(step: &TorchStep) -> Option<&'static sheet::Gpu> {
     if let Some(sms) = step.sms {
         return sheet::for_device(&step.gpu, sms);
     }
-    let upper = step.gpu.to_ascii_uppercase();
-    let fits: Vec<&'static sheet::Gpu> =
-        sheet::GPUS.iter().filter(|g| g.matches.iter().any(|m| upper.contains(&m.to_ascii_uppercase()))).collect();
+    let fits: Vec<&'static sheet::Gpu> = sheet::named(&step.gpu).collect();
     (fits.len() == 1).then(|| fits[0])
 }
 
