@@ -7,10 +7,7 @@
 // Limits: the row is still read twice; rung 3 holds it in registers.
 #include "lab_layernorm.h"
 #include "layernorm_row.cuh"
-
-constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
-static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+#include "row_geometry.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) layernorm_02_welford(lab_layernorm_args p) {
     __shared__ float scratch[3 * (BLOCK_X / 32)];

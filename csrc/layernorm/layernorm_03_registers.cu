@@ -8,10 +8,8 @@
 // Limits: PER_THREAD registers a thread cap the residency; longer rows read their rest twice.
 #include "lab_layernorm.h"
 #include "layernorm_row.cuh"
+#include "row_geometry.cuh"
 
-constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
-static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert(PER_THREAD % 4 == 0, "whole float4s a thread");
 
 __device__ __forceinline__ void fold(lab_welford& w, float v) { w.add(v); }

@@ -6,10 +6,7 @@
 // Limits: still three passes over the row and 4-byte loads: rung 4 loads 16 bytes at a time.
 #include "lab_softmax.h"
 #include "softmax_row.cuh"
-
-constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
-static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+#include "row_geometry.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) softmax_03_warp_shuffle(lab_softmax_args p) {
     __shared__ float scratch[BLOCK_X / 32];

@@ -7,10 +7,7 @@
 // it stayed there); rung 5 needs two.
 #include "lab_softmax.h"
 #include "softmax_row.cuh"
-
-constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
-static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+#include "row_geometry.cuh"
 
 __device__ __forceinline__ float max4(float4 v) { return fmaxf(fmaxf(v.x, v.y), fmaxf(v.z, v.w)); }
 

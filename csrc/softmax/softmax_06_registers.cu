@@ -9,10 +9,8 @@
 // PER_THREAD fall back to two reads.
 #include "lab_softmax.h"
 #include "softmax_row.cuh"
+#include "row_geometry.cuh"
 
-constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
-static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert(PER_THREAD % 4 == 0, "whole float4s a thread");
 
 __device__ __forceinline__ float lanes_max(float v) { return v; }

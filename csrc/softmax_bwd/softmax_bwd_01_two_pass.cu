@@ -7,10 +7,7 @@
 // Rung 2 holds the row in registers.
 #include "lab_softmax_bwd.h"
 #include "row_team.cuh"
-
-constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
-static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+#include "row_geometry.cuh"
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) softmax_bwd_01_two_pass(lab_softmax_bwd_args p) {
     __shared__ float scratch[BLOCK_X / 32];

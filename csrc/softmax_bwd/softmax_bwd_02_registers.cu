@@ -8,10 +8,8 @@
 // TEAM x PER_THREAD fall back to two reads.
 #include "lab_softmax_bwd.h"
 #include "row_team.cuh"
+#include "row_geometry.cuh"
 
-constexpr int TEAM = BLOCK_X / ROWS_PER_BLOCK;
-static_assert(BLOCK_X % ROWS_PER_BLOCK == 0 && TEAM % 32 == 0, "whole warps a row");
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert(PER_THREAD % 4 == 0, "whole float4s a thread");
 
 __device__ __forceinline__ float dot(float a, float b) { return a * b; }
