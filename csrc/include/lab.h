@@ -14,6 +14,7 @@
 #include "lab_softmax.h"
 #include "lab_softmax_bwd.h"
 #include "lab_layernorm.h"
+#include "lab_layernorm_bwd.h"
 #include "lab_gemm.h"
 #include "lab_peak.h"
 

@@ -17,6 +17,7 @@ unsafe impl cudarc::driver::DeviceRepr for lab_transpose_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_softmax_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_softmax_bwd_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_layernorm_args {}
+unsafe impl cudarc::driver::DeviceRepr for lab_layernorm_bwd_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_peak_args {}
 unsafe impl cudarc::driver::DeviceRepr for lab_gemm_tc_args {}

@@ -148,6 +148,39 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
+pub struct lab_layernorm_bwd_args {
+    pub x: lab_dptr,
+    pub dy: lab_dptr,
+    pub gamma: lab_dptr,
+    pub mean: lab_dptr,
+    pub rstd: lab_dptr,
+    pub dx: lab_dptr,
+    pub dgamma: lab_dptr,
+    pub dbeta: lab_dptr,
+    pub partial: lab_dptr,
+    pub barrier: lab_dptr,
+    pub rows: i32,
+    pub cols: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of lab_layernorm_bwd_args"][::std::mem::size_of::<lab_layernorm_bwd_args>() - 88usize];
+    ["Alignment of lab_layernorm_bwd_args"][::std::mem::align_of::<lab_layernorm_bwd_args>() - 8usize];
+    ["Offset of field: lab_layernorm_bwd_args::x"][::std::mem::offset_of!(lab_layernorm_bwd_args, x) - 0usize];
+    ["Offset of field: lab_layernorm_bwd_args::dy"][::std::mem::offset_of!(lab_layernorm_bwd_args, dy) - 8usize];
+    ["Offset of field: lab_layernorm_bwd_args::gamma"][::std::mem::offset_of!(lab_layernorm_bwd_args, gamma) - 16usize];
+    ["Offset of field: lab_layernorm_bwd_args::mean"][::std::mem::offset_of!(lab_layernorm_bwd_args, mean) - 24usize];
+    ["Offset of field: lab_layernorm_bwd_args::rstd"][::std::mem::offset_of!(lab_layernorm_bwd_args, rstd) - 32usize];
+    ["Offset of field: lab_layernorm_bwd_args::dx"][::std::mem::offset_of!(lab_layernorm_bwd_args, dx) - 40usize];
+    ["Offset of field: lab_layernorm_bwd_args::dgamma"][::std::mem::offset_of!(lab_layernorm_bwd_args, dgamma) - 48usize];
+    ["Offset of field: lab_layernorm_bwd_args::dbeta"][::std::mem::offset_of!(lab_layernorm_bwd_args, dbeta) - 56usize];
+    ["Offset of field: lab_layernorm_bwd_args::partial"][::std::mem::offset_of!(lab_layernorm_bwd_args, partial) - 64usize];
+    ["Offset of field: lab_layernorm_bwd_args::barrier"][::std::mem::offset_of!(lab_layernorm_bwd_args, barrier) - 72usize];
+    ["Offset of field: lab_layernorm_bwd_args::rows"][::std::mem::offset_of!(lab_layernorm_bwd_args, rows) - 80usize];
+    ["Offset of field: lab_layernorm_bwd_args::cols"][::std::mem::offset_of!(lab_layernorm_bwd_args, cols) - 84usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
 pub struct lab_gemm_f32_args {
     pub a: lab_dptr,
     pub b: lab_dptr,

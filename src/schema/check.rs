@@ -54,7 +54,7 @@ impl Precision {
 pub const ELEMENT_BOUND: f64 = 4.0;
 
 /// The outcome of one check.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct Check {
     /// ||out - ref|| / ||ref|| over the checked elements (0 when ref is all zeros and out matches);
     /// NaN when the output held NaN, stored as null.

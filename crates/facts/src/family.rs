@@ -13,6 +13,7 @@ pub enum FamilyId {
     Softmax,
     SoftmaxBwd,
     LayerNorm,
+    LayerNormBwd,
     Sgemm,
     Tensor,
     Bf16,
@@ -53,7 +54,7 @@ pub enum GemmInput {
 }
 
 /// Every family, its name and its role, in the order tables list them.
-const FAMILIES: [(FamilyId, &str, Role); 14] = [
+const FAMILIES: [(FamilyId, &str, Role); 15] = [
     (FamilyId::Memory, "memory", Role::DramCeiling),
     (FamilyId::L2, "l2", Role::L2Ceiling),
     (FamilyId::Reduce, "reduce", Role::MemoryBound),
@@ -61,6 +62,7 @@ const FAMILIES: [(FamilyId, &str, Role); 14] = [
     (FamilyId::Softmax, "softmax", Role::MemoryBound),
     (FamilyId::SoftmaxBwd, "softmax_bwd", Role::MemoryBound),
     (FamilyId::LayerNorm, "layernorm", Role::MemoryBound),
+    (FamilyId::LayerNormBwd, "layernorm_bwd", Role::MemoryBound),
     (FamilyId::Sgemm, "sgemm", Role::Gemm(GemmInput::Fp32)),
     (FamilyId::Tensor, "tensor", Role::Gemm(GemmInput::Fp16)),
     (FamilyId::Bf16, "bf16", Role::Gemm(GemmInput::Bf16)),

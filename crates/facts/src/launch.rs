@@ -68,6 +68,7 @@ pub enum Params {
     Softmax,
     SoftmaxBwd,
     LayerNorm,
+    LayerNormBwd,
     /// lab_gemm_f32_args / lab_gemm_tc_args, or with `tma_bk` lab_gemm_tma_args whose tensor maps
     /// load boxes BK deep; `tile` is (BM, BN), the block's tile of C (a persistent kernel's grid
     /// does not say it); `stream_k`: the kernel needs its args' stream-K scratch (and, sgemm,
@@ -127,6 +128,7 @@ pub const PROTOCOLS: &[(FamilyId, &str)] = &[
     (FamilyId::Softmax, ROWS),
     (FamilyId::SoftmaxBwd, ROWS),
     (FamilyId::LayerNorm, ROWS),
+    (FamilyId::LayerNormBwd, "BLOCKS_PER_SM (a resident grid: each block a slab of rows, the grid meeting at a barrier); ROWS_PER_BLOCK (rows of its slab a block takes at a time: BLOCK_X / ROWS_PER_BLOCK threads a row)"),
     (FamilyId::Sgemm, "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
     (FamilyId::Tensor, TENSOR_CORE),
     (FamilyId::Tf32, TENSOR_CORE),
@@ -154,6 +156,7 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
         (FamilyId::Softmax, _) => "lab_softmax_args",
         (FamilyId::SoftmaxBwd, _) => "lab_softmax_bwd_args",
         (FamilyId::LayerNorm, _) => "lab_layernorm_args",
+        (FamilyId::LayerNormBwd, _) => "lab_layernorm_bwd_args",
         (FamilyId::Peak, _) => "lab_peak_args",
         (FamilyId::Sgemm, _) => "lab_gemm_f32_args",
         // The Tensor Core families: the tensor-map path, else stream-K on the sgemm protocol's
@@ -224,6 +227,10 @@ impl Launch {
             FamilyId::Softmax => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
             FamilyId::SoftmaxBwd => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::SoftmaxBwd),
             FamilyId::LayerNorm => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::LayerNorm),
+            FamilyId::LayerNormBwd => {
+                need("ROWS_PER_BLOCK")?;
+                (per_sm(true)?, Params::LayerNormBwd)
+            }
             FamilyId::Sgemm => {
                 let stream_k = flag("STREAMK")?;
                 let split_k = get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?;

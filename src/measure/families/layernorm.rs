@@ -39,12 +39,13 @@ static INFO: FamilyInfo = FamilyInfo {
 };
 
 /// BERT-base's layer norms at batch 32 x 512: 16,384 tokens of 768.
-const ROWS: RowShapes = RowShapes { bert: [32 * 512, 768] };
+pub const ROWS: RowShapes = RowShapes { bert: [32 * 512, 768] };
 /// torch.nn.LayerNorm's default.
 pub const EPS: f32 = 1e-5;
 /// Rows from here on, when there are at least SPECIAL_FROM, hold the rows answered with NaN.
 const NAN_ROWS: usize = 2;
-const SPECIAL_FROM: usize = 8;
+/// The fewest rows that get the special rows (the module's comment says which).
+pub const SPECIAL_FROM: usize = 8;
 
 impl Family for LayerNorm {
     fn info(&self) -> &'static FamilyInfo {
@@ -90,17 +91,26 @@ impl Family for LayerNorm {
 /// The inputs: values in [-1, 1) drawn from `seed`, with the special rows planted where there are
 /// at least SPECIAL_FROM rows (the module's comment says which).
 pub fn inputs(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
-    let mut x = random_f32(rows * cols, seed);
+    let mut x = finite_inputs(rows, cols, seed);
     if rows < SPECIAL_FROM {
         return x;
     }
-    let row = |r: usize| r * cols..(r + 1) * cols;
-    x[row(0)].iter_mut().for_each(|v| *v += 32.0);
-    let c = x[cols];
-    x[row(1)].iter_mut().for_each(|v| *v = c);
     let last = rows - NAN_ROWS;
     x[last * cols + cols / 3] = f32::NAN;
     x[(last + 1) * cols + cols / 3] = f32::INFINITY;
+    x
+}
+
+/// The inputs without their non-finite rows: the offset and the constant row planted where there
+/// are at least SPECIAL_FROM rows.
+pub fn finite_inputs(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
+    let mut x = random_f32(rows * cols, seed);
+    if rows >= SPECIAL_FROM {
+        let row = |r: usize| r * cols..(r + 1) * cols;
+        x[row(0)].iter_mut().for_each(|v| *v += 32.0);
+        let c = x[cols];
+        x[row(1)].iter_mut().for_each(|v| *v = c);
+    }
     x
 }
 

@@ -6,6 +6,7 @@ pub mod gemm_reference;
 pub mod inputs;
 pub mod l2;
 pub mod layernorm;
+pub mod layernorm_bwd;
 pub mod memory;
 pub mod peak;
 pub mod pitched;
@@ -130,6 +131,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &softmax::Softmax,
         &softmax_bwd::SoftmaxBwd,
         &layernorm::LayerNorm,
+        &layernorm_bwd::LayerNormBwd,
         &sgemm::Sgemm,
         &tensor::TENSOR,
         &tensor::BF16,
