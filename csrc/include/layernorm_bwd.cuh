@@ -20,9 +20,14 @@ __device__ __forceinline__ lab_slab lab_block_slab(int rows) {
     return lab_slab{(int)(b * rows / g), (int)((b + 1) * rows / g)};
 }
 
+// g = dy * gamma, rounded once (no fused multiply-add may keep the product exact in one place
+// and not in another): the row's sums and dx see the same g, so a row of one element, whose dx is
+// g - mean(g) = 0, gets exactly 0 and not the product's rounding error times rstd.
+__device__ __forceinline__ float lab_ln_g(float dy, float gamma) { return __fmul_rn(dy, gamma); }
+
 // dx of one element, given its row's mean(g) and mean(g * xhat).
 __device__ __forceinline__ float lab_ln_dx(float x, float dy, float gamma, float mean, float rstd, float mean_g, float mean_gx) {
-    return rstd * (dy * gamma - mean_g - (x - mean) * rstd * mean_gx);
+    return rstd * (lab_ln_g(dy, gamma) - mean_g - (x - mean) * rstd * mean_gx);
 }
 
 // This block's column sums for the columns [from, cols) over its slab, into its partial rows,

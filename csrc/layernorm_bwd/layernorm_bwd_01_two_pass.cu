@@ -31,7 +31,7 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) layernorm_bwd_01_two_pass(
         const float mean = mine ? lab_ptr<const float>(p.mean)[r] : 0.0f, rstd = mine ? lab_ptr<const float>(p.rstd)[r] : 0.0f;
         float sg = 0.0f, sgx = 0.0f;
         for (int j = t; j < cols; j += TEAM) {
-            const float g = dy[j] * gamma[j];
+            const float g = lab_ln_g(dy[j], gamma[j]);
             sg += g, sgx += g * (x[j] - mean) * rstd;
         }
         sg = lab_team_all<TEAM>(sg, lab_sum_op{}, scratch) * inv_cols;

@@ -21,7 +21,7 @@ struct sums {
     float g = 0.0f, gx = 0.0f;  // of g = dy * gamma and of g * xhat
 };
 __device__ __forceinline__ void add(sums& s, float x, float dy, float gamma, float mean, float rstd) {
-    const float g = dy * gamma;
+    const float g = lab_ln_g(dy, gamma);
     s.g += g, s.gx += g * (x - mean) * rstd;
 }
 __device__ __forceinline__ void add(sums& s, float4 x, float4 dy, float4 gamma, float mean, float rstd) {
