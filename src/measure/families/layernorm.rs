@@ -58,10 +58,10 @@ impl Family for LayerNorm {
         ROWS.suites("BERT-base's layer norms at batch 32 x 512 (16,384 rows of 768)")
     }
     fn tune_sizes(&self) -> Vec<Shape> {
-        vec![Shape(ROWS.bert.to_vec())]
+        ROWS.tune_sizes()
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        RowShapes::work(shape)
+        RowShapes::work(shape, 1)
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);

@@ -51,11 +51,10 @@ impl Family for LayerNormBwd {
         ROWS.suites("the backward pass of BERT-base's layer norms at batch 32 x 512 (16,384 rows of 768)")
     }
     fn tune_sizes(&self) -> Vec<Shape> {
-        vec![Shape(ROWS.bert.to_vec())]
+        ROWS.tune_sizes()
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        let one = RowShapes::work(shape);
-        Work { bytes_read: 2.0 * one.bytes_read, ..one }
+        RowShapes::work(shape, 2)
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);
