@@ -172,3 +172,27 @@ fn constraint_sets_are_shared_and_named() {
     let e = parse("sgemm", &text.replace("[\"tile\"]", "[\"tiles\"]")).unwrap_err();
     assert!(e.contains("variants.toml:4:") && e.contains("no constraint set 'tiles'"), "{e}");
 }
+
+#[test]
+fn a_launch_takes_only_the_struct_its_familys_protocol_names() {
+    use kernel_lab::gpu::device::abi_check;
+    use kernel_lab::gpu::ffi::{lab_gemm_f32_args, lab_gemm_tc_args, lab_gemm_tma_args, lab_layernorm_args, lab_layernorm_bwd_args, Abi};
+    let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90a").unwrap();
+    let launch =
+        |family: &str, defs: &[(&str, i64)]| Launch::parse(family, &arch, &|n| defs.iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
+    let rows = launch("layernorm_bwd", &[("ROWS_PER_BLOCK", 2), ("BLOCKS_PER_SM", 4)]);
+    assert!(abi_check("layernorm_bwd_02_fused", "layernorm_bwd", &rows, lab_layernorm_bwd_args::NAME).is_ok());
+    // The forward's struct, which the backward kernel does not take: refused, saying which it takes.
+    let e = abi_check("layernorm_bwd_02_fused", "layernorm_bwd", &rows, lab_layernorm_args::NAME).unwrap_err().to_string();
+    assert!(e.contains("takes lab_layernorm_bwd_args, not lab_layernorm_args"), "{e}");
+    // A Tensor Core family's struct follows its launch: the tensor-map path, stream-K on the
+    // sgemm protocol's args, else the plain Tensor Core GEMM's.
+    let tma = launch("tensor", &[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64)]);
+    let stream_k = launch("tensor", &[("BM", 128), ("BN", 128), ("STREAMK", 1)]);
+    let plain = launch("tensor", &[("BM", 128), ("BN", 128)]);
+    for (l, name) in [(&tma, lab_gemm_tma_args::NAME), (&stream_k, lab_gemm_f32_args::NAME), (&plain, lab_gemm_tc_args::NAME)] {
+        assert!(abi_check("tensor_x", "tensor", l, name).is_ok(), "{name}");
+    }
+    assert!(abi_check("tensor_x", "tensor", &plain, lab_gemm_tma_args::NAME).is_err());
+    assert!(abi_check("tensor_x", "tensor", &tma, lab_gemm_tc_args::NAME).is_err());
+}

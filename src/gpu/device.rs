@@ -6,13 +6,15 @@ use std::sync::Arc;
 
 use cudarc::cublas::CudaBlas;
 use cudarc::driver::sys::CUdevice_attribute as Attr;
-use cudarc::driver::{CudaContext, CudaFunction, CudaStream, DeviceRepr, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
 use cudarc::nvrtc::Ptx;
 
 use super::availability::{self, Source};
 use super::driver;
+use super::ffi::Abi;
 use super::registry::{self, Config, VariantSpec};
 use crate::error::{LabError, Result};
+use crate::facts::family::FamilyId;
 use crate::facts::launch::{Fit, Grid, Launch};
 use crate::schema::device::DeviceInfo;
 
@@ -218,7 +220,7 @@ impl Kernel {
     ///
     /// # Safety
     /// As for `launch`: `args` must be the struct `name` takes, its pointers live and large enough.
-    pub unsafe fn launch_helper<A: DeviceRepr>(&self, name: &str, stream: &CudaStream, grid: u32, block: u32, args: &A) -> Result<()> {
+    pub unsafe fn launch_helper<A: Abi>(&self, name: &str, stream: &CudaStream, grid: u32, block: u32, args: &A) -> Result<()> {
         let func = self.module.load_function(name)?;
         let cfg = LaunchConfig { grid_dim: (grid, 1, 1), block_dim: (block, 1, 1), shared_mem_bytes: 0 };
         let mut builder = stream.launch_builder(&func);
@@ -229,12 +231,14 @@ impl Kernel {
     }
 
     /// Launches the kernel with one argument struct from lab.h on `grid` blocks of its
-    /// configuration's block shape, with its launch's dynamic shared memory and cluster.
+    /// configuration's block shape, with its launch's dynamic shared memory and cluster. A struct
+    /// other than the one the kernel takes (`abi_check`) is refused before anything runs.
     ///
     /// # Safety
-    /// `args` must be the lab.h struct this kernel's entry takes (its family's), and every device
-    /// pointer in it must address a live allocation large enough for the shape it describes.
-    pub unsafe fn launch<A: DeviceRepr>(&self, gpu: &Gpu, grid: (u32, u32, u32), args: &A) -> Result<()> {
+    /// Every device pointer in `args` must address a live allocation large enough for the shape
+    /// it describes.
+    pub unsafe fn launch<A: Abi>(&self, gpu: &Gpu, grid: (u32, u32, u32), args: &A) -> Result<()> {
+        abi_check(&self.spec.name, &self.spec.family, &self.launch, A::NAME)?;
         let b = self.config.block;
         let smem = self.launch.dyn_smem_bytes;
         if self.launch.cluster != [1, 1, 1] {
@@ -246,8 +250,21 @@ impl Kernel {
         let cfg = LaunchConfig { grid_dim: grid, block_dim: (b[0], b[1], b[2]), shared_mem_bytes: smem };
         let mut builder = gpu.stream.launch_builder(&self.func);
         builder.arg(args);
-        // SAFETY: the caller guarantees the argument matches the kernel's single by-value parameter.
+        // SAFETY: the argument is the struct the kernel's single by-value parameter is (checked
+        // above against its family's protocol, which the build holds the kernel's signature to).
         unsafe { builder.launch(cfg) }?;
         Ok(())
+    }
+}
+
+/// Ok where `variant` of `family`, with `launch`, takes the lab.h struct named `given`: the one its
+/// family's protocol names (`launch::abi`); else the error that says which it takes.
+pub fn abi_check(variant: &str, family: &str, launch: &Launch, given: &str) -> Result<()> {
+    let id = FamilyId::parse(family).ok_or_else(|| LabError::Usage(format!("{variant}: no family '{family}'")))?;
+    let takes = crate::facts::launch::abi(id, launch);
+    if takes == given {
+        Ok(())
+    } else {
+        Err(LabError::Usage(format!("{variant} takes {takes}, not {given}: the host passed another family's or launch's arguments")))
     }
 }

@@ -7,19 +7,37 @@
 
 include!("lab_ffi.rs");
 
-// SAFETY: each is a plain C struct of integers and floats with the layout bindgen checked
-// against lab.h, the header the kernels are compiled with, so passing it by value matches the
-// kernel's parameter.
-unsafe impl cudarc::driver::DeviceRepr for lab_stream_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_l2_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_reduce_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_transpose_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_softmax_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_softmax_bwd_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_layernorm_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_layernorm_bwd_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_gemm_f32_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_peak_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_gemm_tc_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_gemm_tma_args {}
-unsafe impl cudarc::driver::DeviceRepr for lab_pad_args {}
+/// A lab.h argument struct, which a kernel entry takes by value: `NAME` is its C name, the one the
+/// family's protocol gives a launch (`facts::launch::abi`) and the build holds every kernel's
+/// signature to. `Kernel::launch` takes only these, and refuses one its kernel does not take.
+pub trait Abi: cudarc::driver::DeviceRepr {
+    const NAME: &'static str;
+}
+
+macro_rules! abi {
+    ($($t:ident),* $(,)?) => {$(
+        // SAFETY: a plain C struct of integers and floats with the layout bindgen checked against
+        // lab.h, the header the kernels are compiled with, so passing it by value matches the
+        // parameter of a kernel that takes it (which `Kernel::launch` checks by NAME).
+        unsafe impl cudarc::driver::DeviceRepr for $t {}
+        impl Abi for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+
+abi!(
+    lab_stream_args,
+    lab_l2_args,
+    lab_reduce_args,
+    lab_transpose_args,
+    lab_softmax_args,
+    lab_softmax_bwd_args,
+    lab_layernorm_args,
+    lab_layernorm_bwd_args,
+    lab_gemm_f32_args,
+    lab_peak_args,
+    lab_gemm_tc_args,
+    lab_gemm_tma_args,
+    lab_pad_args,
+);
