@@ -4,6 +4,7 @@
 //! unwritten or written with a number).
 
 use kernel_lab::facts::family::FamilyId;
+use kernel_lab::facts::launch::Launch;
 use kernel_lab::measure::families::layernorm::EPS;
 use kernel_lab::measure::families::layernorm_bwd::Problem;
 use kernel_lab::measure::families::{self, Shape};
@@ -91,9 +92,16 @@ fn a_correct_fp32_gradient_passes_and_the_bugs_fail() {
 }
 
 #[test]
-fn the_work_is_two_matrices_read_and_one_written() {
+fn a_rung_reads_two_matrices_and_the_baseline_copies_one() {
     let fam = families::by_id(FamilyId::LayerNormBwd).unwrap();
-    let w = fam.work(&Shape(vec![16384, 768]), None);
+    let shape = Shape(vec![16384, 768]);
+    let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90").unwrap();
+    let defs = [("ROWS_PER_BLOCK", 2), ("BLOCKS_PER_SM", 4)];
+    let launch = Launch::parse("layernorm_bwd", &arch, &|n| defs.iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
     let matrix = 4.0 * 16384.0 * 768.0;
+    let w = fam.work(&shape, Some(&launch));
     assert_eq!((w.bytes_read, w.bytes_written, w.flops), (2.0 * matrix, matrix, 0.0));
+    // cudaMemcpy moves one matrix in and one out: its rate is its own bytes over its time.
+    let w = fam.work(&shape, None);
+    assert_eq!((w.bytes_read, w.bytes_written), (matrix, matrix));
 }

@@ -1,8 +1,9 @@
 //! The layernorm_bwd family: the layer norm's backward pass over a rows x cols fp32 matrix, as
 //! training runs it: from the forward's input x, the mean and rstd it saved, gamma and the loss's
 //! gradient dy, the gradients dx (rows x cols), dgamma and dbeta (cols each). Judged, as the
-//! forward is, against cudaMemcpy of the matrix (cuDNN's legacy API has no layer norm). Shape:
-//! [rows, cols]. Work: x and dy read once, dx written once, the least a rung can move.
+//! forward is, against cudaMemcpy of the matrix (cuDNN's legacy API has no layer norm), each by
+//! its own bytes: a rung's rate against the copy's. Shape: [rows, cols]. Work: x and dy read
+//! once, dx written once, the least a rung can move; the copy's, one read and one write.
 //!
 //! x is the forward family's finite inputs (from the eighth row on: a row offset by 32 and a
 //! constant row, whose rstd is 1 / sqrt(eps)); mean and rstd are its statistics rounded to fp32,
@@ -53,8 +54,9 @@ impl Family for LayerNormBwd {
     fn tune_sizes(&self) -> Vec<Shape> {
         ROWS.tune_sizes()
     }
-    fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        RowShapes::work(shape, 2)
+    /// A rung reads x and dy and writes dx; the baseline (None) copies one matrix.
+    fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {
+        RowShapes::work(shape, if launch.is_some() { 2 } else { 1 })
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);
