@@ -28,9 +28,11 @@ fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
     assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 90.0) - 1.0).abs() < 1e-12, "{bytes}");
     let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
     assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 134.0) - 1.0).abs() < 1e-12, "{bytes}");
-    let (norms, dims) = Workload::BertBase.norm_bytes(32, Mode::Train).unwrap();
-    assert!((norms / (3.0 * 12.0 * 16384.0 * 768.0 * 16.0) - 1.0).abs() < 1e-12 && dims == [16384, 768], "{norms}");
-    assert_eq!(Workload::Resnet50.norm_bytes(256, Mode::Train), None);
+    // Backward, each reads x and dy and writes dx (12 each), as the layernorm_bwd family does.
+    let n = Workload::BertBase.norms(32, Mode::Train).unwrap();
+    assert!((n.forward / (12.0 * 16384.0 * 768.0 * 16.0) - 1.0).abs() < 1e-12 && n.dims == [16384, 768], "{n:?}");
+    assert!((n.backward / (12.0 * 16384.0 * 768.0 * 24.0) - 1.0).abs() < 1e-12, "{n:?}");
+    assert_eq!(Workload::Resnet50.norms(256, Mode::Train), None);
     // ResNet-50: 9.3M convolution outputs an image, each read and written by batch norm and ReLU.
     let per_image = 112.0 * 112.0 * 64.0
         + 56.0 * 56.0 * 64.0
@@ -64,8 +66,8 @@ fn bert_base_mlm_is_bert_base_and_its_head_its_cross_entropy_and_adamw() {
         mlm.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap() - base.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
     assert!((extra32 / (3.0 * tokens * 768.0 * 8.0 + tokens * 30522.0 * 24.0 + 109.5e6 * 28.0) - 1.0).abs() < 1e-12);
     // Two more layer norms: the embeddings' and the head's.
-    let (a, b) = (base.norm_bytes(32, Mode::Train).unwrap().0, mlm.norm_bytes(32, Mode::Train).unwrap().0);
-    assert!((b / a - 26.0 / 24.0).abs() < 1e-12);
+    let (a, b) = (base.norms(32, Mode::Train).unwrap(), mlm.norms(32, Mode::Train).unwrap());
+    assert!((b.forward / a.forward - 26.0 / 24.0).abs() < 1e-12 && (b.backward / a.backward - 26.0 / 24.0).abs() < 1e-12);
 }
 
 #[test]
@@ -154,7 +156,8 @@ fn inference_is_the_forward_pass_alone_in_eval_mode() {
     let want = 12.0 * tokens * 768.0 * per_element + tokens * 768.0 * 2.0 * e + tokens * 30522.0 * ((e + 4.0) + 8.0);
     let got = mlm.stream_bytes(32, Precision::Fp16, Mode::Infer).unwrap();
     assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
-    assert!((mlm.norm_bytes(32, Mode::Infer).unwrap().0 * 3.0 / mlm.norm_bytes(32, Mode::Train).unwrap().0 - 1.0).abs() < 1e-12);
+    let (infer, train) = (mlm.norms(32, Mode::Infer).unwrap(), mlm.norms(32, Mode::Train).unwrap());
+    assert!(infer.forward == train.forward && infer.backward == 0.0, "the forward alone: {infer:?}");
     assert_eq!(mlm.memory_gb(32, Precision::Fp16, Mode::Infer), None, "inference's peak is not modelled");
     assert!(mlm.describe(32, Mode::Infer).starts_with("a BERT-base forward pass with its MLM head"));
     // Two GPUs in inference reduce no gradients.

@@ -442,7 +442,8 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
         assert!(close(bert(&Workload::BertBase, 4, p), 3.0 * 12.0 * 4.0 * 512.0 * 768.0 * per), "{p:?}");
     }
     assert!(close(bert(&Workload::BertLarge, 4, Precision::Fp16), 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 90.0));
-    assert!(close(Workload::BertLarge.norm_bytes(4, Mode::Train).unwrap().0, 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 16.0));
+    let large = Workload::BertLarge.norms(4, Mode::Train).unwrap();
+    assert!(close(large.forward, 24.0 * 4.0 * 512.0 * 1024.0 * 16.0) && close(large.backward, 24.0 * 4.0 * 512.0 * 1024.0 * 24.0));
     let r8 = Workload::Resnet50.stream_bytes(2, Precision::Int8, Mode::Train).unwrap();
     assert!(close(r8 * 2.0, Workload::Resnet50.stream_bytes(2, Precision::Fp16, Mode::Train).unwrap()), "1-byte elements: half of fp16's");
     assert!(close(
@@ -493,16 +494,15 @@ fn the_range_carries_the_element_wise_passes_and_the_all_reduce_at_both_ends() {
 /// BERT-base's element-wise bytes at `batch`, in fp16: its passes and its layer norms.
 fn elementwise_bytes(batch: u64) -> f64 {
     Workload::BertBase.stream_bytes(batch, Precision::Fp16, Mode::Train).unwrap()
-        + Workload::BertBase.norm_bytes(batch, Mode::Train).unwrap().0
+        + Workload::BertBase.norms(batch, Mode::Train).map(|n| n.forward + n.backward).unwrap()
 }
 
 #[test]
 fn layer_norms_run_at_the_layernorm_familys_best_rate_on_the_steps_own_matrix() {
     let req = request(Workload::BertBase, Precision::Fp16, 1);
-    let (other, (norms, dims)) = (
-        Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap(),
-        Workload::BertBase.norm_bytes(32, Mode::Train).unwrap(),
-    );
+    let (other, n) =
+        (Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap(), Workload::BertBase.norms(32, Mode::Train).unwrap());
+    let dims = n.dims;
     let entries = vec![
         entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0)),
         // The step's own matrix: the best rung's rate counts, not the baseline's (a copy).
@@ -513,11 +513,19 @@ fn layer_norms_run_at_the_layernorm_familys_best_rate_on_the_steps_own_matrix() 
         // Another shape is passed over while the step's own is measured.
         entry("layernorm", Kind::Variant, Status::Ok, &[4096, 65536], Some(2300.0)),
     ];
+    // Without a backward measurement, the backward passes at the forward's rate.
     let rows = advise::advise(&req, &[view(H100, entries.clone(), None)]);
-    let want = (other / 2500e9 + norms / 2000e9) * 1e3;
+    let want = (other / 2500e9 + (n.forward + n.backward) / 2000e9) * 1e3;
+    assert!(close(row(&rows, "H100 SXM").stream_ms, want), "{} vs {want}", row(&rows, "H100 SXM").stream_ms);
+    // With one, at the layernorm_bwd family's best rung on the step's matrix.
+    let mut with_bwd = entries.clone();
+    with_bwd.push(entry("layernorm_bwd", Kind::Variant, Status::Ok, &dims, Some(1500.0)));
+    with_bwd.push(entry("layernorm_bwd", Kind::Baseline, Status::Ok, &dims, Some(2900.0)));
+    let rows = advise::advise(&req, &[view(H100, with_bwd, None)]);
+    let want = (other / 2500e9 + n.forward / 2000e9 + n.backward / 1500e9) * 1e3;
     assert!(close(row(&rows, "H100 SXM").stream_ms, want), "{} vs {want}", row(&rows, "H100 SXM").stream_ms);
     // Without the step's own matrix, the best rung at any shape.
     let elsewhere: Vec<_> = entries.into_iter().filter(|e| e.dims != dims).collect();
     let rows = advise::advise(&req, &[view(H100, elsewhere, None)]);
-    assert!(close(row(&rows, "H100 SXM").stream_ms, (other / 2500e9 + norms / 2300e9) * 1e3));
+    assert!(close(row(&rows, "H100 SXM").stream_ms, (other / 2500e9 + (n.forward + n.backward) / 2300e9) * 1e3));
 }

@@ -4,7 +4,8 @@
 //! where the lab measured it (on the workload's own shapes where it has them, else on every
 //! shape of the precision's family), the spread of those shares carried into a range. The
 //! step's element-wise passes are priced at the sheet's bandwidth times the share of it
-//! cudaMemcpy reached, its layer norms at the share the layernorm family's best rung reached.
+//! cudaMemcpy reached, its layer norms at the share the layernorm family's best rung reached
+//! (their backward passes at the layernorm_bwd family's).
 //! GPUs the lab measured use their own efficiencies; the others the measured GPUs' together,
 //! and say so.
 
@@ -144,24 +145,15 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     let stream_bytes = req.workload.stream_bytes(req.batch, req.precision, req.mode).unwrap_or(0.0);
     // The layer norms at the share of the sheet's bandwidth the layernorm family's best rung
     // reached on the step's own matrix (else on any), per measured GPU; the copy's where none.
-    let norm = req.workload.norm_bytes(req.batch, req.mode);
-    let norms: Vec<(&'static Gpu, f64)> = views
-        .iter()
-        .filter_map(|v| {
-            let gpu = sheet::for_device(&v.device.name, v.device.sms)?;
-            let ok: Vec<&Entry> = v
-                .entries
-                .iter()
-                .filter(|e| FamilyId::parse(&e.family) == Some(FamilyId::LayerNorm) && e.kind != Kind::Baseline && e.status == Status::Ok)
-                .collect();
-            let own: Vec<&&Entry> = ok.iter().filter(|e| norm.is_some_and(|(_, dims)| e.dims == dims)).collect();
-            let pick = if own.is_empty() { ok.iter().collect() } else { own };
-            let best = pick.iter().filter_map(|e| e.rate).fold(f64::NAN, f64::max);
-            (best > 0.0).then(|| (gpu, best / gpu.bandwidth_gbs))
-        })
-        .collect();
-    let norm_share = |gpu: &Gpu| norms.iter().find(|(g, _)| g.name == gpu.name).or(norms.first()).map_or_else(|| copy_share(gpu), |n| n.1);
-    let norm_bytes = norm.map_or(0.0, |n| n.0);
+    // Their backward passes at the layernorm_bwd family's, else at the forward's.
+    let norms = req.workload.norms(req.batch, req.mode);
+    let dims = norms.map(|n| n.dims);
+    let (forward, backward) = (best_shares(views, FamilyId::LayerNorm, dims), best_shares(views, FamilyId::LayerNormBwd, dims));
+    let share_of =
+        |shares: &[(&'static Gpu, f64)], gpu: &Gpu| shares.iter().find(|(g, _)| g.name == gpu.name).or(shares.first()).map(|s| s.1);
+    let norm_share = |gpu: &Gpu| share_of(&forward, gpu).unwrap_or_else(|| copy_share(gpu));
+    let norm_bwd_share = |gpu: &Gpu| share_of(&backward, gpu).unwrap_or_else(|| norm_share(gpu));
+    let (norm_fwd_bytes, norm_bwd_bytes) = norms.map_or((0.0, 0.0), |n| (n.forward, n.backward));
     // NCCL's all-reduce bus bandwidth at its largest message, per measured GPU.
     let nccl: Vec<(&'static Gpu, f64)> = views
         .iter()
@@ -208,8 +200,9 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 },
             };
             let (mid, lo, hi) = eff.map_or((1.0, 1.0, 1.0), |e| (e.median, e.low, e.high));
-            let stream_ms = (stream_bytes / copy_share(gpu) + norm_bytes / norm_share(gpu)) / (gpu.bandwidth_gbs * 1e9) * 1e3;
-            let bound_ms = bound_s * 1e3 + (stream_bytes + norm_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
+            let norm_time = norm_fwd_bytes / norm_share(gpu) + norm_bwd_bytes / norm_bwd_share(gpu);
+            let stream_ms = (stream_bytes / copy_share(gpu) + norm_time) / (gpu.bandwidth_gbs * 1e9) * 1e3;
+            let bound_ms = bound_s * 1e3 + (stream_bytes + norm_fwd_bytes + norm_bwd_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
             let (allreduce_ms, link) = allreduce(gpu);
             let step_ms = bound_s * 1e3 / mid + stream_ms + allreduce_ms;
             // Samples a second: a step runs `batch` on each GPU.
@@ -305,4 +298,24 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
         );
     }
     out
+}
+
+/// Per measured GPU, the share of the sheet's bandwidth the best rung of family `id` reached on
+/// the matrix `dims` (else at any shape): verified variants only, never the baseline (a copy).
+fn best_shares(views: &[View], id: FamilyId, dims: Option<[u64; 2]>) -> Vec<(&'static Gpu, f64)> {
+    views
+        .iter()
+        .filter_map(|v| {
+            let gpu = sheet::for_device(&v.device.name, v.device.sms)?;
+            let ok: Vec<&Entry> = v
+                .entries
+                .iter()
+                .filter(|e| FamilyId::parse(&e.family) == Some(id) && e.kind != Kind::Baseline && e.status == Status::Ok)
+                .collect();
+            let own: Vec<&&Entry> = ok.iter().filter(|e| dims.is_some_and(|d| e.dims == d)).collect();
+            let pick = if own.is_empty() { ok.iter().collect() } else { own };
+            let best = pick.iter().filter_map(|e| e.rate).fold(f64::NAN, f64::max);
+            (best > 0.0).then(|| (gpu, best / gpu.bandwidth_gbs))
+        })
+        .collect()
 }

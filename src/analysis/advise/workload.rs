@@ -274,7 +274,7 @@ impl Workload {
         let residuals = 2.0 * (f32 + e + f32);
         let gelu = 4.0 * 2.0 * e;
         // Bytes per element of the tokens' activations (tokens x hidden), forward; the layer
-        // norms' are `norm_bytes`, priced apart.
+        // norms' are `norms`, priced apart.
         let per_element = casts + qkv_split + dropouts + residuals + gelu;
         let tokens = (batch * SEQ) as f64;
         let layers_bytes = passes * layers * tokens * hidden as f64 * per_element;
@@ -295,15 +295,28 @@ impl Workload {
         Some(layers_bytes + head_gelu + tokens * VOCAB as f64 * cross_entropy + optimizer)
     }
 
-    /// Bytes the step's layer norms move (each reading and writing the fp32 residual stream),
-    /// forward and, in training, backward; with the matrix they normalise, tokens x hidden,
-    /// which the layernorm family measures. None for a workload without them.
-    pub fn norm_bytes(&self, batch: u64, mode: Mode) -> Option<(f64, [u64; 2])> {
+    /// The step's layer norms (two a layer; with the MLM head also the embeddings' and the
+    /// head's own), over the matrix they normalise, tokens x hidden, which the layernorm and
+    /// layernorm_bwd families measure. None for a workload without them.
+    pub fn norms(&self, batch: u64, mode: Mode) -> Option<Norms> {
         let (layers, hidden, _) = self.bert()?;
-        // Two a layer; with the MLM head also the embeddings' and the head's own.
         let count = 2.0 * layers + if *self == Workload::BertBaseMlm { 2.0 } else { 0.0 };
-        Some((mode.gemm_passes() * count * (batch * SEQ * hidden) as f64 * 2.0 * 4.0, [batch * SEQ, hidden]))
+        let elements = count * (batch * SEQ * hidden) as f64;
+        let backward = if mode == Mode::Train { elements * 12.0 } else { 0.0 };
+        Some(Norms { forward: elements * 8.0, backward, dims: [batch * SEQ, hidden] })
     }
+}
+
+/// The bytes a step's layer norms move, in fp32. Forward, each reads and writes the residual
+/// stream; backward, each reads x and dy and writes dx, what the layernorm_bwd family's rungs move
+/// (PyTorch's backward reads x and dy once more, in a second kernel, for gamma's and beta's
+/// gradients; the lab's fused rung takes them from the same read).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Norms {
+    pub forward: f64,
+    pub backward: f64,
+    /// tokens x hidden: the shape whose measurements price them.
+    pub dims: [u64; 2],
 }
 
 /// ResNet-50's convolution outputs per image, elements: the stem (112² x 64, pooled to 56² x
