@@ -370,6 +370,13 @@ fn a_single_gemm_is_priced_as_a_call_in_ms_and_tflops() {
     assert!(lines[0].starts_with(&format!("fastest: H200 SXM at {:.2} ms a GEMM", h200.step_ms)), "{lines:?}");
     assert!(lines[0].contains(&format!("{:.1} TFLOP/s", h200.tflops.unwrap())), "{lines:?}");
     assert!(lines[1].contains("TFLOP/s per $1000") && lines[2].contains("TFLOP/s per W"), "{lines:?}");
+    // Without a measurement the H100 and the H200 share the sheet's fp8 bound: the line names the
+    // one the table ranks first, not the last of the tie.
+    let fp8 = request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp8, 1);
+    let rows = advise::advise(&fp8, &[]);
+    assert_eq!(rows[0].step_ms, rows[1].step_ms, "a tie at the top");
+    let lines = advise::why(&fp8, &rows);
+    assert!(lines[0].starts_with(&format!("fastest: {} at", rows[0].gpu)), "{lines:?} against {}", rows[0].gpu);
     // A model's step has no single rate.
     let step = request(Workload::BertBase, Precision::Fp16, 1);
     assert!(advise::advise(&step, &[]).iter().all(|r| r.tflops.is_none()));

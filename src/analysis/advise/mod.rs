@@ -241,7 +241,12 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             })
         })
         .collect();
-    rows.sort_by(|a, b| a.excluded.is_some().cmp(&b.excluded.is_some()).then(a.step_ms.total_cmp(&b.step_ms)));
+    // Of GPUs priced alike (the H100 and the H200 share a compute-bound GEMM's bound), the one
+    // measured here first.
+    let predicted = |r: &Row| !measured.iter().any(|(g, _)| g.name == r.gpu);
+    rows.sort_by(|a, b| {
+        a.excluded.is_some().cmp(&b.excluded.is_some()).then(a.step_ms.total_cmp(&b.step_ms)).then(predicted(a).cmp(&predicted(b)))
+    });
     rows
 }
 
@@ -251,8 +256,16 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
 pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
     let open: Vec<&Row> = rows.iter().filter(|r| r.excluded.is_none()).collect();
     let mut out = Vec::new();
+    // The first of equals, so a tie names the row the table ranks first.
     let best = |key: &dyn Fn(&Row) -> Option<f64>| {
-        open.iter().copied().filter(|r| key(r).is_some()).max_by(|a, b| key(a).unwrap().total_cmp(&key(b).unwrap()))
+        open.iter()
+            .copied()
+            .filter_map(|r| Some((r, key(r)?)))
+            .fold(None, |top: Option<(&Row, f64)>, (r, k)| match top {
+                Some((_, t)) if t >= k => top,
+                _ => Some((r, k)),
+            })
+            .map(|(r, _)| r)
     };
     // A single GEMM is a call, priced in ms and TFLOP/s; a step is priced in ms and batches/s.
     let (what, unit) = if req.workload.flops(req.batch).is_some() { ("a GEMM", "TFLOP/s") } else { ("a step", "batches/s") };
