@@ -367,6 +367,9 @@ fn a_single_gemm_is_priced_as_a_call_in_ms_and_tflops() {
     }
     let lines = advise::why(&req, &rows);
     let h200 = row(&rows, "H200 SXM");
+    // The H100, predicted from the H200, shares its bound and its time: the measured one first.
+    assert_eq!(row(&rows, "H100 SXM").step_ms, h200.step_ms);
+    assert_eq!(rows[0].gpu, "H200 SXM", "the measured GPU ranks first of a tie");
     assert!(lines[0].starts_with(&format!("fastest: H200 SXM at {:.2} ms a GEMM", h200.step_ms)), "{lines:?}");
     assert!(lines[0].contains(&format!("{:.1} TFLOP/s", h200.tflops.unwrap())), "{lines:?}");
     assert!(lines[1].contains("TFLOP/s per $1000") && lines[2].contains("TFLOP/s per W"), "{lines:?}");
@@ -531,6 +534,17 @@ fn layer_norms_run_at_the_layernorm_familys_best_rate_on_the_steps_own_matrix() 
     let rows = advise::advise(&req, &[view(H100, with_bwd, None)]);
     let want = (other / 2500e9 + n.forward / 2000e9 + n.backward / 1500e9) * 1e3;
     assert!(close(row(&rows, "H100 SXM").stream_ms, want), "{} vs {want}", row(&rows, "H100 SXM").stream_ms);
+    // A GPU measured without a backward rung prices it at its own forward share, not at another
+    // GPU's backward one.
+    let fwd_only = vec![
+        entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0)),
+        entry("layernorm", Kind::Variant, Status::Ok, &dims, Some(2000.0)),
+    ];
+    let with_bwd: Vec<_> =
+        entries.iter().cloned().chain([entry("layernorm_bwd", Kind::Variant, Status::Ok, &dims, Some(1500.0))]).collect();
+    let rows = advise::advise(&req, &[view(H100, with_bwd, None), view(("NVIDIA H200", 132), fwd_only, None)]);
+    let want = (other / 2500e9 + (n.forward + n.backward) / 2000e9) * 1e3;
+    assert!(close(row(&rows, "H200 SXM").stream_ms, want), "{} vs {want}", row(&rows, "H200 SXM").stream_ms);
     // Without the step's own matrix, the best rung at any shape.
     let elsewhere: Vec<_> = entries.into_iter().filter(|e| e.dims != dims).collect();
     let rows = advise::advise(&req, &[view(H100, elsewhere, None)]);

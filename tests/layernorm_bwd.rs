@@ -72,6 +72,15 @@ fn a_correct_fp32_gradient_passes_and_the_bugs_fail() {
         *v = p.rstd[r] * (g - mean_g);
     }
     assert!(!p.check(&no_term, &params, &columns, Precision::Fp32).passed());
+    // dx off by 0.02% in every row but the constant one, whose dx is rstd = 1 / sqrt(eps) times
+    // larger: in one norm with that row the error would hide under fp32's tolerance.
+    let mut off = dx.clone();
+    for (i, v) in off.iter_mut().enumerate().take(r_nan * cols) {
+        if i / cols != 1 {
+            *v *= 1.0002;
+        }
+    }
+    assert!(!p.check(&off, &params, &columns, Precision::Fp32).passed());
     // One block's column sums lost: dgamma and dbeta without rows 40 to 49.
     let mut lost = params.clone();
     for r in 40..50 {

@@ -1,10 +1,13 @@
 // A barrier across the whole grid, for kernels whose grid is resident (Grid::PerSm with
 // `resident`: no more blocks than the GPU holds at once, so a block that waits never keeps
-// another from running). It is the barrier cooperative groups' grid.sync() uses, on two words
-// the host zeroes once: an arrival count, which the last block to arrive resets, and a
-// generation, which it then bumps to release the others. Reading the generation before arriving
-// keeps a barrier from being released by the previous one; the fences make every write a block
-// made before the barrier visible to every block after it.
+// another from running). Two words the host zeroes once: an arrival count, which the last block
+// to arrive resets, and a generation, which it then bumps to release the others (cooperative
+// groups' grid.sync() packs both into one word; the fences are the same). Reading the generation
+// before arriving keeps a barrier from being released by the previous one; the fences make every
+// write a block made before the barrier visible to every block after it.
+// Assumes: the occupancy the host sized the grid by holds at launch; with the SMs shared (MPS, a
+// partition, another kernel running) the grid may not be resident, and the wait never ends (the
+// lab's hang limit ends the run).
 // Costs: a round trip to L2 per block and the wait for the slowest block.
 #pragma once
 

@@ -7,8 +7,8 @@
  * gamma its scale (cols floats) and dy the loss's gradient with respect to its output. The kernel
  * writes dx (rows x cols), and dgamma and dbeta (cols floats each): the column sums of
  * dy * (x - mean) * rstd and of dy. partial is the kernel's scratch for its blocks' column sums
- * (2 x cols floats a block of the grid); barrier two words, zero before the first launch, which
- * the kernel leaves zero. */
+ * (2 x cols floats a block of the grid); barrier two words, zero before the first launch: an
+ * arrival count the kernel leaves zero and a generation that grows by one a barrier. */
 typedef struct lab_layernorm_bwd_args {
     lab_dptr x;
     lab_dptr dy;

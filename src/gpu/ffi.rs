@@ -10,7 +10,10 @@ include!("lab_ffi.rs");
 /// A lab.h argument struct, which a kernel entry takes by value: `NAME` is its C name, the one the
 /// family's protocol gives a launch (`facts::launch::abi`) and the build holds every kernel's
 /// signature to. `Kernel::launch` takes only these, and refuses one its kernel does not take.
-pub trait Abi: cudarc::driver::DeviceRepr {
+///
+/// # Safety
+/// `NAME` must be the C name of the struct the type is bindgen's layout of: the launch trusts it.
+pub unsafe trait Abi: cudarc::driver::DeviceRepr {
     const NAME: &'static str;
 }
 
@@ -20,7 +23,8 @@ macro_rules! abi {
         // lab.h, the header the kernels are compiled with, so passing it by value matches the
         // parameter of a kernel that takes it (which `Kernel::launch` checks by NAME).
         unsafe impl cudarc::driver::DeviceRepr for $t {}
-        impl Abi for $t {
+        // SAFETY: NAME is the C name of the struct, written by the same token.
+        unsafe impl Abi for $t {
             const NAME: &'static str = stringify!($t);
         }
     )*};

@@ -152,7 +152,11 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     let share_of =
         |shares: &[(&'static Gpu, f64)], gpu: &Gpu| shares.iter().find(|(g, _)| g.name == gpu.name).or(shares.first()).map(|s| s.1);
     let norm_share = |gpu: &Gpu| share_of(&forward, gpu).unwrap_or_else(|| copy_share(gpu));
-    let norm_bwd_share = |gpu: &Gpu| share_of(&backward, gpu).unwrap_or_else(|| norm_share(gpu));
+    // A measured GPU's own forward share before another GPU's backward share.
+    let own = |shares: &[(&'static Gpu, f64)], gpu: &Gpu| shares.iter().find(|(g, _)| g.name == gpu.name).map(|s| s.1);
+    let norm_bwd_share = |gpu: &Gpu| {
+        own(&backward, gpu).or_else(|| own(&forward, gpu)).or_else(|| backward.first().map(|s| s.1)).unwrap_or_else(|| norm_share(gpu))
+    };
     let (norm_fwd_bytes, norm_bwd_bytes) = norms.map_or((0.0, 0.0), |n| (n.forward, n.backward));
     // NCCL's all-reduce bus bandwidth at its largest message, per measured GPU.
     let nccl: Vec<(&'static Gpu, f64)> = views

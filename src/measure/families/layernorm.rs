@@ -46,6 +46,8 @@ pub const EPS: f32 = 1e-5;
 const NAN_ROWS: usize = 2;
 /// The fewest rows that get the special rows (the module's comment says which).
 pub const SPECIAL_FROM: usize = 8;
+/// The constant row, among the special rows.
+pub const CONSTANT_ROW: usize = 1;
 
 impl Family for LayerNorm {
     fn info(&self) -> &'static FamilyInfo {
@@ -108,8 +110,8 @@ pub fn finite_inputs(rows: usize, cols: usize, seed: u64) -> Vec<f32> {
     if rows >= SPECIAL_FROM {
         let row = |r: usize| r * cols..(r + 1) * cols;
         x[row(0)].iter_mut().for_each(|v| *v += 32.0);
-        let c = x[cols];
-        x[row(1)].iter_mut().for_each(|v| *v = c);
+        let c = x[CONSTANT_ROW * cols];
+        x[row(CONSTANT_ROW)].iter_mut().for_each(|v| *v = c);
     }
     x
 }

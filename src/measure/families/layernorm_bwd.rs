@@ -5,8 +5,8 @@
 //! its own bytes: a rung's rate against the copy's. Shape: [rows, cols]. Work: x and dy read
 //! once, dx written once, the least a rung can move; the copy's, one read and one write.
 //!
-//! x is the forward family's finite inputs (from the eighth row on: a row offset by 32 and a
-//! constant row, whose rstd is 1 / sqrt(eps)); mean and rstd are its statistics rounded to fp32,
+//! x is the forward family's finite inputs (where there are at least eight rows, row 0 offset by
+//! 32 and row 1 constant, whose rstd is 1 / sqrt(eps)); mean and rstd are its statistics rounded to fp32,
 //! as the forward saves them; dy is drawn from [-1, 1). Where there are at least eight rows, the
 //! last row's dy holds a NaN in column cols / 3: PyTorch answers with NaN across that row of dx
 //! and in that column of dgamma and dbeta, and with numbers everywhere else. Those must come out
@@ -15,7 +15,7 @@
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, per_row, poison, random_f32, Readback, MEMCPY_D2D};
-use super::layernorm::{finite_inputs, row_stats, ROWS, SPECIAL_FROM};
+use super::layernorm::{finite_inputs, row_stats, CONSTANT_ROW, ROWS, SPECIAL_FROM};
 use super::shapes::RowShapes;
 use super::stream_k::Scratch;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
@@ -155,11 +155,24 @@ impl Problem {
     }
 
     /// Checks dx (`out`, rows x cols) and dgamma then dbeta (`params`, 2 x cols) against the
-    /// reference (`columns`): every element, the NaN row and column held to NaN.
+    /// reference (`columns`): every element, the NaN row and column held to NaN. The constant
+    /// row is compared apart: its dx is rstd = 1 / sqrt(eps) times the others' size, and in one
+    /// norm with them it would set the scale every other row's error is measured against.
     pub fn check(&self, out: &[f32], params: &[f32], columns: &[f64], precision: Precision) -> Check {
         let (rows, cols) = (self.rows, self.cols);
         let defined = self.nan_at.map_or(rows, |(r, _)| r) * cols;
-        let mut dx = verify::check(&out[..defined], defined, &|i| (i, self.dx(i)), precision);
+        let mut dx = match self.nan_at.map(|_| CONSTANT_ROW) {
+            Some(c) => {
+                // Every defined row but the constant one, then the constant one.
+                let other = |j: usize| if j < c * cols { j } else { j + cols };
+                let rest = verify::check(&out[..defined], defined - cols, &|j| (other(j), self.dx(other(j))), precision);
+                let mut own = verify::check(&out[c * cols..(c + 1) * cols], cols, &|j| (j, self.dx(c * cols + j)), precision);
+                own.first_bad.iter_mut().for_each(|b| b.0 += c * cols);
+                own.nonfinite = 0; // counted in `rest`, whose scan covers the whole output
+                merge(rest, own)
+            }
+            None => verify::check(&out[..defined], defined, &|i| (i, self.dx(i)), precision),
+        };
         verify::check_nan_tail(&mut dx, out, defined);
         // dgamma and dbeta, each without the NaN column, which is held to NaN apart.
         let skip = self.nan_at.map(|(_, c)| c);
@@ -182,18 +195,20 @@ impl Problem {
     }
 }
 
-/// Two checks of one output as one: the larger error and worst element, the counts added.
+/// Two checks of one output as one: the larger error and worst element (NaN where either is),
+/// the counts added.
 fn merge(a: Check, b: Check) -> Check {
+    let worse = |x: f64, y: f64| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) };
     let mut first_bad = a.first_bad;
     first_bad.extend(b.first_bad);
     first_bad.truncate(5);
     Check {
-        error: a.error.max(b.error),
+        error: worse(a.error, b.error),
         tolerance: a.tolerance.max(b.tolerance),
         compared: a.compared + b.compared,
         nonfinite: a.nonfinite + b.nonfinite,
         beyond: a.beyond + b.beyond,
-        worst: a.worst.max(b.worst),
+        worst: worse(a.worst, b.worst),
         first_bad,
     }
 }
