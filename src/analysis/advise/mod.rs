@@ -149,11 +149,11 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     let norms = req.workload.norms(req.batch, req.mode);
     let dims = norms.map(|n| n.dims);
     let (forward, backward) = (best_shares(views, FamilyId::LayerNorm, dims), best_shares(views, FamilyId::LayerNormBwd, dims));
-    let share_of =
-        |shares: &[(&'static Gpu, f64)], gpu: &Gpu| shares.iter().find(|(g, _)| g.name == gpu.name).or(shares.first()).map(|s| s.1);
-    let norm_share = |gpu: &Gpu| share_of(&forward, gpu).unwrap_or_else(|| copy_share(gpu));
-    // A measured GPU's own forward share before another GPU's backward share.
+    // A GPU's own share; `or_first`: else the first measured GPU's.
     let own = |shares: &[(&'static Gpu, f64)], gpu: &Gpu| shares.iter().find(|(g, _)| g.name == gpu.name).map(|s| s.1);
+    let or_first = |shares: &[(&'static Gpu, f64)], gpu: &Gpu| own(shares, gpu).or(shares.first().map(|s| s.1));
+    let norm_share = |gpu: &Gpu| or_first(&forward, gpu).unwrap_or_else(|| copy_share(gpu));
+    // A measured GPU's own forward share before another GPU's backward share.
     let norm_bwd_share = |gpu: &Gpu| {
         own(&backward, gpu).or_else(|| own(&forward, gpu)).or_else(|| backward.first().map(|s| s.1)).unwrap_or_else(|| norm_share(gpu))
     };
