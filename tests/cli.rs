@@ -364,7 +364,7 @@ print(rows, ",".join(columns))
 /// under --results-dir and sets it against the newest results of its GPU model.
 #[test]
 fn a_named_baseline_is_saved_and_compared() {
-    use kernel_lab::analysis::store;
+    use kernel_lab::analysis::baselines;
     let dir = tempfile::tempdir().unwrap();
     let results = dir.path().join("results");
     let model = results.join("nvidia-h200-sm_90");
@@ -372,7 +372,7 @@ fn a_named_baseline_is_saved_and_compared() {
     let run = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvidia-h200-sm_90/2026-11-30T21-19-56Z-vm-gpu0-1208.jsonl");
     let copy = model.join("run.jsonl");
     std::fs::copy(run, &copy).unwrap();
-    let saved = store::save_baseline(&copy, "before-change").unwrap();
+    let saved = baselines::save(&copy, "before-change").unwrap();
     assert!(saved.ends_with("nvidia-h200-sm_90/baselines/before-change.jsonl"), "{}", saved.display());
     let out = lab(&["compare", "--baseline", "before-change"], dir.path());
     let (text, err) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

@@ -1,4 +1,4 @@
-//! The committed bindings of `csrc/include/lab.h` (src/gpu/lab_ffi.rs) are what bindgen makes of
+//! The committed bindings of `csrc/include/lab.h` (crates/gpu/src/lab_ffi.rs) are what bindgen makes of
 //! the header now. Building the library reads the committed file, so it needs no libclang; this
 //! test does (scripts/setup.sh installs it) and fails when lab.h changed without them.
 //! `cargo make ffi` (KERNEL_LAB_FFI=write) rewrites the file instead of checking it.
@@ -26,12 +26,12 @@ fn generate() -> String {
 
 #[test]
 fn the_committed_bindings_are_what_bindgen_makes_of_lab_h() {
-    let path = Path::new(ROOT).join("src/gpu/lab_ffi.rs");
+    let path = Path::new(ROOT).join("crates/gpu/src/lab_ffi.rs");
     let now = generate();
     if std::env::var("KERNEL_LAB_FFI").is_ok_and(|v| v == "write") {
         std::fs::write(&path, now).unwrap();
         return;
     }
     let committed = std::fs::read_to_string(&path).unwrap();
-    assert!(committed == now, "src/gpu/lab_ffi.rs differs from what bindgen makes of csrc/include/lab.h now: run `cargo make ffi`");
+    assert!(committed == now, "crates/gpu/src/lab_ffi.rs differs from what bindgen makes of csrc/include/lab.h now: run `cargo make ffi`");
 }

@@ -1,13 +1,16 @@
-//! The shape of the host code, checked: src/ is layered (facts, schema, gpu, measure, analysis,
-//! then the CLI) and a module imports only from its own layer and those below; no modules import
-//! each other in a cycle; every source file opens with what it owns and stays under 400 lines
-//! (the spec sheet, a table of published data, aside).
+//! The shape of the host code, checked: the library is a crate per layer (facts, schema, gpu,
+//! measure, analysis; then the CLI) and each crate depends only on the layers below it; no modules
+//! of a crate import each other in a cycle; raw driver use stays in the gpu crate; every source file
+//! opens with what it owns and stays under 400 lines (the spec sheet, a table of published data,
+//! aside).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use kernel_lab::facts::family::FamilyId;
 
+/// The library's layers, bottom up: each a crate under crates/ that may depend only on those
+/// before it.
 const LAYERS: [&str; 5] = ["facts", "schema", "gpu", "measure", "analysis"];
 
 fn root() -> PathBuf {
@@ -25,30 +28,15 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module path of a file under src/: src/measure/families/sgemm.rs is measure::families::sgemm.
-fn module_of(file: &Path) -> Vec<String> {
-    let rel = file.strip_prefix(root().join("src")).unwrap();
+/// The module path of a file inside its crate's src/: measure's src/families/sgemm.rs is
+/// families::sgemm, its lib.rs the empty path.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap();
     let mut parts: Vec<String> = rel.iter().map(|s| s.to_string_lossy().trim_end_matches(".rs").to_string()).collect();
     if parts.last().is_some_and(|p| p == "mod" || p == "lib") {
         parts.pop();
     }
     parts
-}
-
-/// The unit a path belongs to: its layer and the module in it ("measure::families"), or its
-/// first segment outside the layers ("error").
-fn unit(path: &[String]) -> Option<String> {
-    let first = path.first()?;
-    if LAYERS.contains(&first.as_str()) {
-        Some(path.iter().take(2).cloned().collect::<Vec<_>>().join("::"))
-    } else {
-        Some(first.clone())
-    }
-}
-
-fn layer(unit: &str) -> usize {
-    let first = unit.split("::").next().unwrap();
-    LAYERS.iter().position(|l| *l == first).map_or(0, |i| i + 1)
 }
 
 /// Source without comments, so that prose naming a path is not an import: `//` and `/* */`
@@ -143,9 +131,11 @@ fn paths_at(text: &str, at: usize) -> Vec<Vec<String>> {
     out
 }
 
-/// The units `text` (comments gone), the file of `module`, imports through `crate::` and
-/// `super::` paths; a chain of `super::` climbs one module each.
-fn imports(module: &[String], text: &str) -> Vec<String> {
+/// The top modules of its crate that `text` (comments gone), the file of `module`, reaches
+/// through `crate::` and `super::` paths; a chain of `super::` climbs one module each. A path
+/// that leaves the crate's own modules (a layer below, by the name its lib.rs gives it) is not
+/// counted: cargo keeps those.
+fn imports(module: &[String], own: &BTreeSet<String>, text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for (at, _) in text.match_indices("crate::").chain(text.match_indices("super::")) {
         if text[..at].ends_with("::") {
@@ -165,7 +155,7 @@ fn imports(module: &[String], text: &str) -> Vec<String> {
             // super:: names the module above the file's own (for a mod.rs, above its folder's).
             let base = &module[..module.len().saturating_sub(ups)];
             let target: Vec<String> = base.iter().cloned().chain(rest).collect();
-            out.extend(unit(&target));
+            out.extend(target.first().filter(|m| own.contains(*m)).cloned());
         }
     }
     out
@@ -174,36 +164,64 @@ fn imports(module: &[String], text: &str) -> Vec<String> {
 #[test]
 fn the_import_scan_sees_through_super_chains_strings_and_block_comments() {
     let m = |p: &str| p.split("::").map(String::from).collect::<Vec<_>>();
-    let sees = |module: &str, src: &str| imports(&m(module), &code(src));
-    assert_eq!(sees("measure::families::sgemm", "use super::super::super::analysis::store;"), ["analysis::store"]);
-    assert_eq!(sees("measure::families::sgemm", "use super::inputs;"), ["measure::families"]);
-    assert_eq!(sees("measure::runner", r#"let u = "http://x"; use crate::analysis::report;"#), ["analysis::report"]);
-    assert!(sees("measure::runner", "// use crate::analysis::report;\n/* crate::analysis::x */").is_empty());
-    assert_eq!(sees("measure::runner", "let c = '\"'; use crate::analysis::y;"), ["analysis::y"]);
+    let own: BTreeSet<String> = ["families", "runner", "plan"].map(String::from).into();
+    let sees = |module: &str, src: &str| imports(&m(module), &own, &code(src));
+    assert_eq!(sees("families::tensor::kinds", "use super::super::super::plan::Job;"), ["plan"]);
+    assert_eq!(sees("families::tensor::kinds", "use super::super::inputs;"), ["families"]);
+    assert_eq!(sees("families::sgemm", "use super::inputs;"), ["families"]);
+    assert_eq!(sees("runner", r#"let u = "http://x"; use crate::plan::y;"#), ["plan"]);
+    assert!(sees("runner", "// use crate::plan::y;\n/* crate::plan::x */").is_empty());
+    assert_eq!(sees("runner", "let c = '\"'; use crate::{families::z, gpu::device};"), ["families"]);
+}
+
+/// Each layer's crate depends on the layers below it and on no layer above (`cargo metadata`):
+/// with the crates so, an import from a higher layer cannot compile, and each crate's doc shows
+/// one that does not (a `compile_fail` doctest).
+#[test]
+fn each_layer_crate_depends_only_on_the_layers_below() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let layer_of = |package: &str| LAYERS.iter().position(|l| package == format!("kernel-lab-{l}"));
+    let mut seen = 0;
+    for p in meta["packages"].as_array().unwrap() {
+        let name = p["name"].as_str().unwrap();
+        let Some(at) = layer_of(name) else { continue };
+        seen += 1;
+        for d in p["dependencies"].as_array().unwrap().iter().filter(|d| d["kind"].is_null()) {
+            if let Some(to) = layer_of(d["name"].as_str().unwrap()) {
+                assert!(to < at, "{name} (layer {}) depends on {} (layer {})", at + 1, d["name"], to + 1);
+            }
+        }
+        let deps: Vec<&str> = p["dependencies"].as_array().unwrap().iter().filter_map(|d| d["name"].as_str()).collect();
+        let below = LAYERS[..at].iter().map(|l| format!("kernel-lab-{l}"));
+        assert!(below.clone().any(|b| deps.contains(&b.as_str())) || at == 0, "{name} stands on no layer: {deps:?}");
+    }
+    assert_eq!(seen, LAYERS.len(), "a crate per layer");
 }
 
 #[test]
-fn layers_hold_and_modules_import_no_cycle() {
-    let mut files = Vec::new();
-    rust_files(&root().join("src"), &mut files);
+fn modules_inside_each_layer_import_no_cycle() {
     let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    let mut wrong = Vec::new();
-    for f in files.iter().filter(|f| !f.starts_with(root().join("src/bin"))) {
-        let module = module_of(f);
-        let Some(from) = unit(&module) else { continue };
-        let text = code(&std::fs::read_to_string(f).unwrap());
-        assert!(!text.contains("crate as "), "{}: an alias of the crate hides its imports from this scan", f.display());
-        for to in imports(&module, &text) {
-            if to == from || to == "error" {
-                continue;
+    for layer in LAYERS {
+        let src = root().join("crates").join(layer).join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        let own: BTreeSet<String> = files.iter().filter_map(|f| module_of(&src, f).first().cloned()).collect();
+        for f in &files {
+            let module = module_of(&src, f);
+            let Some(from) = module.first() else { continue };
+            let text = code(&std::fs::read_to_string(f).unwrap());
+            assert!(!text.contains("crate as "), "{}: an alias of the crate hides its imports from this scan", f.display());
+            for to in imports(&module, &own, &text).into_iter().filter(|to| to != from) {
+                edges.entry(format!("{layer}::{from}")).or_default().insert(format!("{layer}::{to}"));
             }
-            if layer(&to) > layer(&from) {
-                wrong.push(format!("{} ({from}, layer {}) imports {to} (layer {})", f.display(), layer(&from), layer(&to)));
-            }
-            edges.entry(from.clone()).or_default().insert(to);
         }
     }
-    assert!(wrong.is_empty(), "imports from a higher layer:\n{}", wrong.join("\n"));
     assert!(
         edges.contains_key("measure::runner") && edges["measure::runner"].contains("measure::families"),
         "the scan sees imports: {edges:#?}"
@@ -226,20 +244,21 @@ fn layers_hold_and_modules_import_no_cycle() {
 #[test]
 fn every_file_says_what_it_owns_and_stays_small() {
     let mut files = Vec::new();
-    for dir in ["src", "crates/facts/src", "crates/kernels/src"] {
-        rust_files(&root().join(dir), &mut files);
+    rust_files(&root().join("src"), &mut files);
+    for c in std::fs::read_dir(root().join("crates")).unwrap() {
+        rust_files(&c.unwrap().path().join("src"), &mut files);
     }
     files.push(root().join("build.rs"));
     for f in &files {
         let text = std::fs::read_to_string(f).unwrap();
-        // bindgen's output (src/gpu/lab_ffi.rs) is not a module but text ffi.rs includes, checked
+        // bindgen's output (crates/gpu/src/lab_ffi.rs) is not a module but text ffi.rs includes, checked
         // against lab.h by tests/ffi.rs.
         if text.starts_with("/* automatically generated by rust-bindgen") {
             continue;
         }
         assert!(text.starts_with("//!"), "{}: the first line says what the module owns", f.display());
         let lines = text.lines().count();
-        if !f.ends_with("facts/sheet.rs") {
+        if !f.ends_with("crates/facts/src/sheet.rs") {
             assert!(lines <= 400, "{}: {lines} lines", f.display());
         }
     }
@@ -276,13 +295,14 @@ fn no_family_name_is_compared_as_a_string_outside_the_registry() {
 }
 
 /// Raw CUDA driver calls and types (cudarc's `driver::sys` and `driver::result`) are the gpu
-/// layer's alone: everything above it goes through `gpu::driver`'s wrappers, each of which says
+/// crate's alone: everything above it goes through `gpu::driver`'s wrappers, each of which says
 /// what it needs of its caller.
 #[test]
 fn raw_driver_calls_and_types_stay_in_the_gpu_layer() {
     let mut files = Vec::new();
     rust_files(&root().join("src"), &mut files);
-    let gpu = root().join("src/gpu");
+    rust_files(&root().join("crates"), &mut files);
+    let gpu = root().join("crates/gpu/src");
     let found: Vec<String> = files
         .iter()
         .filter(|f| !f.starts_with(&gpu))
@@ -299,5 +319,5 @@ fn raw_driver_calls_and_types_stay_in_the_gpu_layer() {
                 .collect::<Vec<_>>()
         })
         .collect();
-    assert!(found.is_empty(), "raw driver use outside src/gpu:\n{}", found.join("\n"));
+    assert!(found.is_empty(), "raw driver use outside crates/gpu:\n{}", found.join("\n"));
 }

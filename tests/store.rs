@@ -5,7 +5,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use kernel_lab::analysis::store;
+use kernel_lab::analysis::{baselines, store};
 use kernel_lab::measure::verify::{check, Precision};
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, L2Flush, Status};
@@ -224,18 +224,18 @@ fn bad_files_are_errors_that_name_them() {
 fn a_named_baseline_is_a_copy_read_only_when_named() {
     let dir = tempfile::tempdir().unwrap();
     let run = write_run(dir.path(), &header("2026-11-30T00:00:00Z", device(0, "GPU-a")), &[entry("a", 1.0, false)]);
-    let saved = store::save_baseline(&run, "before").unwrap();
+    let saved = baselines::save(&run, "before").unwrap();
     assert_eq!(saved, run.parent().unwrap().join("baselines/before.jsonl"));
     assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&run).unwrap());
     assert_eq!(store::read(&[dir.path().to_path_buf()]).unwrap().len(), 1, "the copy is not read again as a run");
-    assert_eq!(store::find_baseline(dir.path(), "before").unwrap(), saved);
-    assert!(store::find_baseline(dir.path(), "after").unwrap_err().to_string().contains("there: before (nvidia-h200-sm_90)"));
+    assert_eq!(baselines::find(dir.path(), "before").unwrap(), saved);
+    assert!(baselines::find(dir.path(), "after").unwrap_err().to_string().contains("there: before (nvidia-h200-sm_90)"));
     for bad in ["", "../x", "a/b", ".hidden"] {
-        assert!(store::save_baseline(&run, bad).is_err(), "{bad:?}");
+        assert!(baselines::save(&run, bad).is_err(), "{bad:?}");
     }
     // A second save of the name replaces the first.
     let run2 = write_run(dir.path(), &header("2026-12-01T00:00:00Z", device(0, "GPU-a")), &[entry("a", 2.0, false)]);
-    store::save_baseline(&run2, "before").unwrap();
+    baselines::save(&run2, "before").unwrap();
     assert_eq!(std::fs::read(&saved).unwrap(), std::fs::read(&run2).unwrap());
 }
 

@@ -247,7 +247,7 @@ const CHILD: &str = "STORE_RULES_KERNELS_COMMIT";
 
 #[test]
 fn a_run_names_the_kernels_commit_only_where_it_differs() {
-    let program = env!("KERNEL_LAB_GIT");
+    let program = kernel_lab::analysis::store::PROGRAM_COMMIT;
     if let Ok(kernels) = std::env::var(CHILD) {
         let h = store::new_header(RunKind::Bench, &device("NVIDIA H200", "gpu-host"), Some(7), None, None);
         let want = if kernels == program { program.to_string() } else { format!("{program} (kernels {kernels})") };

@@ -3,7 +3,7 @@
 //! kind of family (the ceiling of DRAM, the GEMM of a precision) asks for its role, so a new
 //! family of a known role is picked up wherever that role is read.
 
-/// A family of variants: the folder `csrc/<name>/`, the module `src/measure/families/<name>`.
+/// A family of variants: the folder `csrc/<name>/`, the module `crates/measure/src/families/<name>`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum FamilyId {
     Memory,

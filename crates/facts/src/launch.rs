@@ -188,7 +188,7 @@ impl Launch {
         };
         let per_sm = |resident: bool| need("BLOCKS_PER_SM").map(|blocks_per_sm| Grid::PerSm { blocks_per_sm, resident });
         let id = FamilyId::parse(family).ok_or_else(|| {
-            format!("family '{family}' has no launch protocol: add it to crates/facts/src/family.rs and launch.rs, and a family to src/measure/families")
+            format!("family '{family}' has no launch protocol: add it to crates/facts/src/family.rs and launch.rs, and a family to crates/measure/src/families")
         })?;
         let (grid, params) = match id {
             FamilyId::Memory => {

@@ -9,6 +9,7 @@
 //! - [`resources`]: registers / shared memory / spills from ptxas's report
 //! - [`kernels`]: the compiled kernel set (`kernels.json` beside the fatbins) and where to find it
 //! - [`build`]: what the build script does: nvcc over the manifests, the kernel set, provenance
+//! - [`sheet`]: the published spec sheet of the GPUs `advise` ranks (dense rates)
 
 pub mod arch;
 pub mod build;
@@ -18,3 +19,4 @@ pub mod kernels;
 pub mod launch;
 pub mod manifest;
 pub mod resources;
+pub mod sheet;

@@ -71,8 +71,3 @@ pub fn cells_csv(t: &comfy_table::Table) -> String {
     let rows: Vec<Vec<String>> = t.row_iter().map(cells).collect();
     report::data::cells_csv(&header, &rows)
 }
-
-/// A run's seed where none is given: the clock's nanoseconds, printed so the run can be replayed.
-pub fn clock_seed() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(1)
-}

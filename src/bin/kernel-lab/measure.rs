@@ -6,11 +6,12 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use kernel_lab::analysis::report::{new_table, run::heatmap, sections};
 use kernel_lab::analysis::store::{self, Recorder};
+use kernel_lab::analysis::tune_run;
 use kernel_lab::error::exit;
 use kernel_lab::gpu::device::{self, Gpu};
-use kernel_lab::gpu::{jit, registry};
+use kernel_lab::gpu::registry;
 use kernel_lab::measure::families::{self, shapes::parse_count};
-use kernel_lab::measure::{multi, transfers, tune, tune_cache};
+use kernel_lab::measure::{multi, transfers, tune};
 use kernel_lab::schema::run::{Policy, Record, RunKind};
 use kernel_lab::schema::tuning::CandidateStatus;
 use kernel_lab::LabError;
@@ -77,155 +78,61 @@ pub struct TuneArgs {
     simulate: Option<u64>,
 }
 
-/// `--only NAME=V,V`: a constant every variant searched has (a define or BLOCK_X/Y/Z), and its values.
-fn only_lists(texts: &[String], variants: &[&registry::VariantSpec]) -> Result<Vec<(String, Vec<i64>)>> {
-    let mut out: Vec<(String, Vec<i64>)> = Vec::new();
-    for t in texts {
-        let Some((name, values)) = t.split_once('=') else {
-            bail!(usage(format!("--only takes NAME=V[,V..], not '{t}'")));
-        };
-        let values: Vec<i64> = values
-            .split(',')
-            .map(|v| v.trim().parse().map_err(|_| usage(format!("--only {name}: '{v}' is not an integer"))))
-            .collect::<Result<_>>()?;
-        if let Some(v) = variants.iter().find(|v| v.config().value(name).is_none()) {
-            bail!(usage(format!("--only: {} has no constant {name}", v.name)));
-        }
-        if out.iter().any(|(n, _)| n == name) {
-            bail!(usage(format!("--only names {name} twice")));
-        }
-        out.push((name.to_string(), values));
-    }
-    Ok(out)
-}
-
 pub fn tune(a: &TuneArgs) -> Result<u8> {
-    let fam = families::get(registry::family(&a.family)?).context("the kernel set names a family the lab does not implement")?;
-    let filter = a.filter.as_deref().unwrap_or(&a.family);
-    let variants: Vec<_> = registry::select(Some(filter))?.into_iter().filter(|v| v.family == a.family).collect();
-    if variants.is_empty() {
-        bail!(usage(format!("'{filter}' names no variant of {}", a.family)));
-    }
-    let tunable: Vec<_> = variants.into_iter().filter(|v| !v.tune.is_empty()).collect();
-    if tunable.is_empty() {
-        bail!(usage(format!(
-            "no variant of {} matching '{filter}' has tunable constants (a `tune = {{ ... }}` table in its manifest entry)",
-            a.family
-        )));
-    }
-    if !(a.time_budget.is_finite() && a.time_budget > 0.0) {
-        bail!(usage(format!("--time-budget must be a positive number of seconds, not {}", a.time_budget)));
-    }
-    let only = only_lists(&a.only, &tunable)?;
-    let strategy = tune::Strategy::parse(&a.strategy).map_err(|e| usage(format!("--strategy: {e}")))?;
-    if a.top == 0 {
-        bail!(usage("--top must be at least 1".into()));
-    }
-    let mut shapes = if a.sizes.is_empty() { Vec::new() } else { families::parse_sizes(fam, &crate::args::sizes(&a.sizes)?)? };
-    for name in &a.suites {
-        let suites = fam.suites();
-        let Some(suite) = suites.iter().find(|s| s.name == name) else {
-            let known: Vec<&str> = suites.iter().map(|s| s.name).collect();
-            bail!(usage(format!(
-                "{} has no suite '{name}' (its suites: {})",
-                a.family,
-                if known.is_empty() { "none".into() } else { known.join(", ") }
-            )));
-        };
-        shapes.extend(suite.shapes.iter().cloned());
-    }
-    if shapes.is_empty() {
-        shapes = fam.tune_sizes();
-    }
-    if let Some(seeds) = a.simulate {
-        return crate::simulate::simulate(&a.results_dir, fam, &tunable, &shapes, seeds);
-    }
-    let gpu = Gpu::open(a.gpu)?;
-    if !jit::available() {
-        bail!(LabError::Unavailable("the tuner compiles candidates with NVRTC, and libnvrtc.so was not found".into()));
-    }
-    let exe = std::env::current_exe().context("cannot find this program to run candidates")?;
-    // The cache: candidates earlier searches of this GPU model stored. A search killed and
-    // started again with the same arguments takes up its seed, so it retraces its picks from the
-    // cache and goes on.
-    let stored = store::runs_of_model(&a.results_dir, &gpu.info)?;
-    let cache: &[kernel_lab::schema::run::Run] = if a.fresh { &[] } else { &stored };
-    let args: Vec<String> = std::env::args().collect();
-    let resumed = if a.fresh { None } else { tune_cache::unfinished(&stored, &args) };
-    if let Some(r) = resumed {
-        eprintln!("taking up the unfinished search with these arguments in {}; --fresh starts over", r.path.display());
-    }
-    let search = tune::Search {
-        exe: &exe,
-        gpu: a.gpu,
-        device: &gpu.info,
-        budget_s: a.time_budget / (tunable.len() * shapes.len()) as f64,
+    let req = tune_run::Request {
+        family: a.family.clone(),
+        filter: a.filter.clone(),
+        sizes: crate::args::sizes(&a.sizes)?,
+        suites: a.suites.clone(),
+        time_budget: a.time_budget,
         top: a.top,
-        seed: a.seed.or(resumed.and_then(|r| r.header.run.seed)).unwrap_or_else(crate::args::clock_seed),
-        git_commit: env!("KERNEL_LAB_GIT"),
-        only: &only,
-        strategy,
-        cache,
+        results_dir: a.results_dir.clone(),
+        seed: a.seed,
+        gpu: a.gpu,
+        only: a.only.clone(),
+        strategy: a.strategy.clone(),
+        fresh: a.fresh,
     };
-    eprintln!(
-        "tuning on {} ({}), {} s per variant and shape, {} search, seed {}",
-        gpu.info.name,
-        gpu.info.arch_name(),
-        search.budget_s,
-        strategy.name(),
-        search.seed
-    );
-    let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Tune, &gpu.info, Some(search.seed), None, None));
+    let sel = req.select()?;
+    if let Some(seeds) = a.simulate {
+        return crate::simulate::simulate(&a.results_dir, sel.family, &sel.variants, &sel.shapes, seeds);
+    }
     let mut t = new_table(
         ["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain"]
             .map(String::from)
             .to_vec(),
         false,
     );
-    // The stored best of each variant and shape is tried right after the manifest's
-    // configuration, so a search with a smaller budget cannot replace it with a worse pick.
-    let earlier = store::views(&stored, store::Group::Model).pop().map(|v| v.tuning).unwrap_or_default();
     let mut maps = Vec::new();
-    for v in &tunable {
-        for shape in &shapes {
-            let label = fam.info().shapes.label(shape);
-            let previous = earlier.iter().find(|t| t.variant == v.name && t.dims == shape.0).and_then(|t| t.best.as_ref());
-            // A search the unfinished run had finished is kept as it was.
-            let rec = match resumed.and_then(|r| tune_cache::finished(r, &v.name, &label)) {
-                Some(rec) => rec,
-                None => search.run(v, shape, &label, previous, &mut |c| {
-                    let record = Record::Candidate {
-                        family: v.family.clone(),
-                        variant: v.name.clone(),
-                        shape: label.clone(),
-                        candidate: Box::new(c.clone()),
-                    };
-                    recorder.append(record)
-                })?,
-            };
-            recorder.append(Record::Tuning(Box::new(rec.clone())))?;
-            let count = |s: CandidateStatus| rec.candidates.iter().filter(|c| c.status == s).count().to_string();
-            let manifest = rec.candidates.iter().find(|c| c.config == v.config());
-            let ms = |m: Option<f64>| m.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into());
-            t.add_row(vec![
-                v.name.clone(),
-                rec.shape.clone(),
-                rec.space.to_string(),
-                rec.tried.to_string(),
-                count(CandidateStatus::Ok),
-                rec.rejected().to_string(),
-                count(CandidateStatus::Failed),
-                count(CandidateStatus::Crashed),
-                ms(manifest.and_then(|c| c.median_ms)),
-                ms(rec.best_median_ms),
-                rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
-                // Of rates: a constant may change the declared work.
-                manifest.and_then(|c| c.rate).zip(rec.best_rate).map(|(a, b)| format!("{:.2}x", b / a)).unwrap_or_else(|| "-".into()),
-            ]);
-            maps.extend(heatmap(&rec, false));
+    let note = &mut |n: tune_run::Note| match n {
+        tune_run::Note::Resumed(path) => {
+            eprintln!("taking up the unfinished search with these arguments in {}; --fresh starts over", path.display())
         }
-    }
-    let path = recorder.finish(Vec::new())?;
+        tune_run::Note::Started { gpu, arch, budget_s, strategy, seed } => {
+            eprintln!("tuning on {gpu} ({arch}), {budget_s} s per variant and shape, {strategy} search, seed {seed}")
+        }
+    };
+    let path = tune_run::run(&req, &sel, note, &mut |v, rec| {
+        let count = |s: CandidateStatus| rec.candidates.iter().filter(|c| c.status == s).count().to_string();
+        let manifest = rec.candidates.iter().find(|c| c.config == v.config());
+        let ms = |m: Option<f64>| m.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into());
+        t.add_row(vec![
+            v.name.clone(),
+            rec.shape.clone(),
+            rec.space.to_string(),
+            rec.tried.to_string(),
+            count(CandidateStatus::Ok),
+            rec.rejected().to_string(),
+            count(CandidateStatus::Failed),
+            count(CandidateStatus::Crashed),
+            ms(manifest.and_then(|c| c.median_ms)),
+            ms(rec.best_median_ms),
+            rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
+            // Of rates: a constant may change the declared work.
+            manifest.and_then(|c| c.rate).zip(rec.best_rate).map(|(a, b)| format!("{:.2}x", b / a)).unwrap_or_else(|| "-".into()),
+        ]);
+        maps.extend(heatmap(rec, false));
+    })?;
     outln!("{t}");
     for m in maps {
         outln!("{m}");
@@ -284,7 +191,7 @@ pub fn transfers(a: &TransfersArgs) -> Result<u8> {
     let sizes = byte_sizes(&a.sizes, transfers::default_sizes())?;
     let mut gpu = Gpu::open(a.gpu)?;
     eprintln!("host transfers on {} ({})", gpu.info.name, gpu.info.arch_name());
-    let t = transfers::measure(&mut gpu, &sizes, env!("KERNEL_LAB_GIT"))?;
+    let t = transfers::measure(&mut gpu, &sizes, store::PROGRAM_COMMIT)?;
     let text = sections::transfers_table(&t, a.format.markdown());
     let mut recorder = Recorder::new(&a.results_dir, store::new_header(RunKind::Transfers, &gpu.info, None, None, None));
     recorder.append(Record::Transfers(Box::new(t)))?;

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Result};
 use kernel_lab::analysis::compare::{self, Basis, Row, Verdict};
 use kernel_lab::analysis::report::{self, data};
+use kernel_lab::analysis::baselines;
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
 use kernel_lab::facts::sheet;
@@ -182,7 +183,7 @@ pub fn compare(args: &CompareArgs) -> Result<u8> {
     }
     let (base, new) = match (&args.baseline, &args.base, &args.new) {
         (Some(name), _, new) => {
-            let base = store::find_baseline(&args.results_dir, name)?;
+            let base = baselines::find(&args.results_dir, name)?;
             let new = match new {
                 Some(p) => p.clone(),
                 None => {

@@ -7,9 +7,11 @@ use anyhow::Result;
 use indicatif::{ProgressBar, ProgressStyle};
 use kernel_lab::analysis::report::data as report_data;
 use kernel_lab::analysis::report::run::{bench_tables, verify_table};
+use kernel_lab::analysis::baselines;
 use kernel_lab::analysis::store::{self, Group, Recorder};
 use kernel_lab::error::exit;
 use kernel_lab::gpu::device::{self, Gpu};
+use kernel_lab::measure::families::inputs;
 use kernel_lab::measure::isolate::Isolation;
 use kernel_lab::measure::phases::Phases;
 use kernel_lab::measure::plan::{self, Job, Options};
@@ -138,7 +140,7 @@ fn data(entries: &[Entry], dev: &DeviceInfo, run: Option<&kernel_lab::schema::ru
 
 pub fn verify(args: &RunArgs, fuzz: Option<usize>, format: Format) -> Result<u8> {
     let opts = args.options(false, fuzz)?;
-    let seed = args.seed.unwrap_or_else(crate::args::clock_seed);
+    let seed = args.seed.unwrap_or_else(inputs::clock_seed);
     let plans = plan::plan(&opts, seed)?;
     let dev = device_info(args.gpu)?;
     let what = if fuzz.is_some() { "fuzzing" } else { "verifying" };
@@ -212,7 +214,7 @@ enum RegimeArg {
 pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, save_baseline: Option<&str>) -> Result<u8> {
     if let Some(name) = save_baseline {
         // A bad name is refused before the run, not after it.
-        store::check_baseline_name(name)?;
+        baselines::check_name(name)?;
     }
     let mut opts = args.options(true, None)?;
     opts.regime = match timing.regime {
@@ -228,7 +230,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
     }
     // A resumed bench draws its inputs from the run's seed, and skips what the run holds.
     let resumed = timing.resume.as_deref().map(store::read_run).transpose()?;
-    let seed = resumed.as_ref().and_then(|r| r.header.run.seed).or(args.seed).unwrap_or_else(crate::args::clock_seed);
+    let seed = resumed.as_ref().and_then(|r| r.header.run.seed).or(args.seed).unwrap_or_else(inputs::clock_seed);
     let plans = plan::plan(&opts, seed)?;
     let dev = device_info(args.gpu)?;
     if let Some(r) = &resumed {
@@ -275,7 +277,7 @@ pub fn bench(args: &RunArgs, timing: &TimingArgs, dir: &Path, format: Format, sa
     let list = phases.list();
     let path = recorder.finish(list.clone())?;
     let saved = match (save_baseline, &path) {
-        (Some(name), Some(p)) => Some(store::save_baseline(p, name)?),
+        (Some(name), Some(p)) => Some(baselines::save(p, name)?),
         _ => None,
     };
     if format.data() {

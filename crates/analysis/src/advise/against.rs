@@ -1,0 +1,139 @@
+//! advise held to what PyTorch measures: the steps `scripts/torch_step.py` timed (one JSON line
+//! each, kept beside a GPU model's runs in `<model>-<arch>/pytorch/`), each beside advise's
+//! prediction for its GPU, workload, mode and batch, from whatever results advise is given. With
+//! each GPU's own results that is the model's error where it was fitted; with one GPU's results
+//! alone, a prediction for the others made before they were measured.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::{advise, Mode, Precision, Request, Workload};
+use crate::store::View;
+use crate::error::{LabError, Result};
+use crate::facts::sheet;
+
+/// One step as torch_step.py writes it (the fields read here; the profile is left for people).
+#[derive(Debug, Clone, Deserialize)]
+pub struct TorchStep {
+    pub workload: String,
+    pub mode: String,
+    pub batch: u64,
+    pub gpu: String,
+    /// The GPU's SM count, where the script recorded it (it tells an H100 SXM from a PCIe card).
+    #[serde(default)]
+    pub sms: Option<u32>,
+    pub time: TorchTime,
+    /// torch.profiler's GPU time per category in one profiled step, where it was recorded.
+    #[serde(default)]
+    pub profile: Option<TorchProfile>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TorchProfile {
+    #[serde(default)]
+    pub ms: std::collections::BTreeMap<String, f64>,
+    /// The longest kernels with the category each was put in. A profile without them is not
+    /// compared: its sorting cannot be checked.
+    #[serde(default)]
+    pub top: Vec<serde_json::Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct TorchTime {
+    pub median_ms: f64,
+    pub max_memory_allocated_gb: f64,
+}
+
+/// A PyTorch step beside the prediction for it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Check {
+    pub gpu: &'static str,
+    pub workload: String,
+    pub mode: Mode,
+    pub batch: u64,
+    pub pytorch_ms: f64,
+    pub predicted_ms: f64,
+    pub range_ms: (f64, f64),
+    /// predicted / PyTorch - 1.
+    pub error: f64,
+    /// The range's half-width as a share of the prediction.
+    pub range_share: f64,
+    pub inside: bool,
+    pub pytorch_gb: f64,
+    pub predicted_gb: Option<f64>,
+    pub basis: String,
+    /// The step by what the model prices apart, ms: (part, predicted, torch.profiler's).
+    pub parts: Vec<(&'static str, f64, Option<f64>)>,
+}
+
+/// torch.profiler's categories each part of the model stands for: the GEMMs (ResNet-50's
+/// convolutions are priced as implicit GEMMs, attention as its GEMMs), the passes priced at
+/// memory speed (element-wise, normalisation, the optimizer's update), and the gaps between
+/// kernels, which the model does not price.
+const PARTS: [(&str, &[&str]); 3] = [
+    ("GEMMs", &["gemm", "attention", "convolution"]),
+    ("memory-bound passes", &["element-wise", "normalisation", "optimizer"]),
+    ("launch gaps", &["launch gaps"]),
+];
+
+/// The steps of a torch_step.py output file; a line that is not one is an error naming it.
+pub fn read(path: &Path) -> Result<Vec<TorchStep>> {
+    let bad = |msg: String| LabError::Results { path: path.display().to_string(), msg };
+    let text = std::fs::read_to_string(path).map_err(|e| bad(format!("cannot read: {e}")))?;
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| serde_json::from_str(l).map_err(|e| bad(format!("line {}: not a torch_step.py step: {e}", i + 1))))
+        .collect()
+}
+
+/// The sheet's GPU a PyTorch device name is: by name and SM count where both are known, else
+/// by a name only one row of the sheet matches.
+fn sheet_gpu(step: &TorchStep) -> Option<&'static sheet::Gpu> {
+    if let Some(sms) = step.sms {
+        return sheet::for_device(&step.gpu, sms);
+    }
+    let fits: Vec<&'static sheet::Gpu> = sheet::named(&step.gpu).collect();
+    (fits.len() == 1).then(|| fits[0])
+}
+
+/// Each step beside advise's prediction from `views`, in fp16 (torch_step.py runs autocast).
+pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Check>, String> {
+    steps
+        .iter()
+        .map(|s| {
+            let gpu = sheet_gpu(s).ok_or_else(|| format!("{}: not a GPU of the spec sheet", s.gpu))?;
+            let workload = Workload::parse(&s.workload)?;
+            let mode = match s.mode.as_str() {
+                "train" => Mode::Train,
+                "infer" => Mode::Infer,
+                m => return Err(format!("{}: mode '{m}' is neither train nor infer", s.workload)),
+            };
+            let req = Request { workload, mode, precision: Precision::Fp16, batch: s.batch, budget_usd: None, power_w: None, gpus: 1 };
+            let rows = advise(&req, views);
+            let row = rows.iter().find(|r| r.gpu == gpu.name).ok_or_else(|| format!("{}: advise priced no such GPU", gpu.name))?;
+            let (lo, hi) = row.step_ms_range;
+            let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms;
+            let profile = s.profile.as_ref().filter(|p| !p.top.is_empty());
+            let measured = |cats: &[&str]| profile.map(|p| cats.iter().filter_map(|c| p.ms.get(*c)).sum::<f64>());
+            let parts = PARTS.iter().zip([gemm_ms, row.stream_ms, 0.0]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
+            Ok(Check {
+                gpu: gpu.name,
+                workload: s.workload.clone(),
+                mode,
+                batch: s.batch,
+                pytorch_ms: s.time.median_ms,
+                predicted_ms: row.step_ms,
+                range_ms: (lo, hi),
+                error: row.step_ms / s.time.median_ms - 1.0,
+                range_share: (hi - lo) / 2.0 / row.step_ms,
+                inside: (lo..=hi).contains(&s.time.median_ms),
+                pytorch_gb: s.time.max_memory_allocated_gb,
+                predicted_gb: row.memory_gb,
+                basis: row.basis.clone(),
+                parts,
+            })
+        })
+        .collect()
+}
