@@ -83,8 +83,10 @@ def main():
             arch = next((t for t in v["targets"] if t.removesuffix("a") == a.arch.removesuffix("a")), None)
             if arch is None or (a.filters and not any(f in name for f in a.filters)):
                 continue
-            # The tuner's defines (jit.rs: Config::compiler_defines): the block, then the manifest's.
+            # The tuner's defines (jit.rs: defines): the block, the manifest's, then the argument
+            # struct the launch takes.
             defs = [f"-DBLOCK_{d}={n}" for d, n in zip("XYZ", v["block"])] + [f"-D{k}={x}" for k, x in v["defines"]]
+            defs.append(f"-DLAB_ARGS={v['args']}")
             cubin, err = nvrtc_cubin(lib, os.path.join(ROOT, "csrc", v["file"]), arch, defs)
             if cubin is None:
                 failed += 1

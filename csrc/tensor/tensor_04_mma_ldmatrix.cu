@@ -23,15 +23,12 @@
 
 // STREAMK = 1 (rung 4 with stream-K): the sgemm protocol's launch and scratch (sgemm_stream_k.cuh):
 // one block a tile for the tiles of whole waves, then one block an SM splitting the k-tiles of the
-// last, partial wave's tiles; the args are the sgemm protocol's (alpha and beta unused).
+// last, partial wave's tiles; the args are then the sgemm protocol's (alpha and beta unused), else
+// the Tensor Core GEMM's. The build names the one this launch takes (LAB_ARGS).
 #ifndef PERSISTENT
 #define PERSISTENT 0
 #endif
-#if STREAMK
-using Args = lab_gemm_f32_args;
-#else
-using Args = lab_gemm_tc_args;
-#endif
+using Args = LAB_ARGS;
 
 #define THREADS (BLOCK_X)
 #define WARPS (THREADS / 32)

@@ -18,7 +18,7 @@ use crate::resources::Usage;
 /// The file that describes a kernel set, in the set's folder.
 pub const FILE: &str = "kernels.json";
 /// Bumped whenever a field of the set changes meaning.
-pub const SCHEMA: u32 = 1;
+pub const SCHEMA: u32 = 2;
 /// Where the build writes the lab's own set and the set with the test-only variants, in the
 /// target folder; where a bundle carries them, beside the binary.
 pub const MAIN_DIR: &str = "kernels";
@@ -72,6 +72,9 @@ pub struct VariantSpec {
     pub multiple_of: Vec<(String, u64)>,
     /// The manifest configuration's launch, parsed and checked by the build.
     pub launch: Launch,
+    /// The argument struct that launch takes (`launch::abi`), which the compilers get as
+    /// LAB_ARGS: for a tool that compiles the variant again outside the lab (scripts/).
+    pub args: String,
     /// The fatbin's targets: sm_XY SASS and compute_XY PTX.
     pub targets: Vec<Target>,
     /// The fatbin, relative to the set's folder; None when no built architecture admits it.
@@ -165,10 +168,15 @@ impl KernelSet {
     pub fn load(dir: &Path) -> Result<KernelSet, String> {
         let path = dir.join(FILE);
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let set: KernelSet = serde_json::from_str(&text).map_err(|e| format!("{}: not a kernel set: {e}", path.display()))?;
-        if set.schema != SCHEMA {
-            return Err(format!("{}: kernel set schema {}, but this program reads {SCHEMA}: rebuild", path.display(), set.schema));
+        let not_a_set = |e: serde_json::Error| format!("{}: not a kernel set: {e}", path.display());
+        // The schema first, so a set an older build wrote says "rebuild" rather than which field it lacks.
+        let value: serde_json::Value = serde_json::from_str(&text).map_err(not_a_set)?;
+        let schema = value.get("schema").and_then(|s| s.as_u64());
+        if schema != Some(SCHEMA as u64) {
+            let found = schema.map_or("none".to_string(), |s| s.to_string());
+            return Err(format!("{}: kernel set schema {found}, but this program reads {SCHEMA}: rebuild", path.display()));
         }
+        let set: KernelSet = serde_json::from_value(value).map_err(not_a_set)?;
         for tree in set.sources.iter().filter(|t| t.path.is_dir()) {
             if digest(&tree.path)? != tree.digest {
                 return Err(format!(

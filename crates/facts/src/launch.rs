@@ -143,7 +143,7 @@ const ROWS: &str = "ROWS_PER_BLOCK (rows a block takes: BLOCK_X / ROWS_PER_BLOCK
 
 /// The Tensor Core GEMM families' protocol.
 const TENSOR_CORE: &str =
-    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM, or with CLUSTER_Y one cluster for each that fits (STREAMK = 1 splits its last wave, without a cluster; PINGPONG = 1 alternates whole tiles, or stream-K pieces, between its consumers); without TMA, STREAMK = 1 is the sgemm protocol's: a 1-D grid whose last blocks split the last partial wave's k-steps, the args lab_gemm_f32_args with its scratch (with PERSISTENT = 1 only those blocks, each walking whole tiles first)";
+    "BM, BN; TMA = 1 with BK for the tensor-map path (sm_90+); PERSISTENT = 1 for one block an SM, or with CLUSTER_Y one cluster for each that fits (STREAMK = 1 splits its last wave, without a cluster); without TMA, STREAMK = 1 is the sgemm protocol's: a 1-D grid whose last blocks split the last partial wave's k-steps, the args lab_gemm_f32_args with its scratch (with PERSISTENT = 1 only those blocks, each walking whole tiles first)";
 
 /// The argument struct of lab.h a kernel of `family` with `launch` takes: what the host passes
 /// it, and what the build holds each kernel's signature to (a static_assert beside its source).
@@ -165,6 +165,14 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
         (_, Params::Gemm { stream_k: true, .. }) => "lab_gemm_f32_args",
         _ => "lab_gemm_tc_args",
     }
+}
+
+/// The define that names `abi`'s struct to the kernel, on nvcc's and NVRTC's command lines alike:
+/// `LAB_ARGS`. A kernel that serves two launches (tensor_04: the Tensor Core GEMM's struct, or the
+/// sgemm protocol's with STREAMK = 1) takes `LAB_ARGS` rather than choosing by an `#if` of its
+/// own, so the kernel and the host read the choice from this one function.
+pub fn args_define(family: FamilyId, launch: &Launch) -> String {
+    format!("-DLAB_ARGS={}", abi(family, launch))
 }
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
@@ -250,17 +258,10 @@ impl Launch {
                     None
                 };
                 // PERSISTENT = 1: one resident block an SM, walking the tiles; STREAMK = 1 splits
-                // its last wave; PINGPONG = 1 gives its consumers alternate tiles, or stream-K
-                // pieces (SLICED_C picks its epilogue: checked here, read by the kernel).
+                // its last wave. The host reads these two for the grid and the args; the kernel's
+                // own choices (PINGPONG, SLICED_C and what they need) are its static_asserts'.
                 let persistent = flag("PERSISTENT")?;
                 let stream_k = flag("STREAMK")?;
-                flag("SLICED_C")?;
-                let sliced = get("SLICED_C") != Some(0); // the kernel's default is 1
-                if flag("PINGPONG")? && !(persistent && sliced) {
-                    return Err(
-                        "PINGPONG = 1 needs PERSISTENT = 1 and SLICED_C = 1 (it alternates whole tiles, C through shared memory)".into()
-                    );
-                }
                 // Without TMA, STREAMK = 1 is the sgemm protocol's stream-K, one tile a block or
                 // (PERSISTENT) one block a stream-K slot walking the whole tiles first.
                 if persistent && !stream_k && tma_bk.is_none() {

@@ -16,6 +16,8 @@ use super::driver;
 use super::registry::{self, Config, VariantSpec};
 use crate::error::{LabError, Result};
 use crate::facts::arch::{ArchReq, Target};
+use crate::facts::family::FamilyId;
+use crate::facts::launch::{self, Launch};
 
 /// Whether the NVRTC library can be loaded (cudarc panics on first use otherwise). Where the
 /// loader path lacks it, the library of the toolkit the kernels were built with is loaded by its
@@ -176,6 +178,17 @@ pub fn included<'a>(source: &str, headers: &'a [(String, String)]) -> Vec<&'a (S
     found
 }
 
+/// The defines NVRTC compiles `spec` with in `config`: the configuration's, and LAB_ARGS as nvcc
+/// gets it (`launch::args_define`). LAB_ARGS follows from the family and the defines, which `hash`
+/// covers, so it is not hashed apart and no stored tuning goes stale for it.
+pub fn defines(spec: &VariantSpec, config: &Config) -> Result<Vec<String>> {
+    let family = FamilyId::parse(&spec.family).ok_or_else(|| LabError::Usage(format!("family '{}' has no launch protocol", spec.family)))?;
+    let launch = Launch::parse(&spec.family, &spec.arch, &|n| config.value(n)).map_err(LabError::Usage)?;
+    let mut d = config.compiler_defines();
+    d.push(launch::args_define(family, &launch));
+    Ok(d)
+}
+
 /// PTX of `spec` built with `config` for a GPU of compute capability `sm`. A compile error
 /// (a static_assert the configuration fails, say) comes back as its first error lines.
 /// Compiled once per process and configuration: `hash` and the loader both ask for it.
@@ -194,7 +207,7 @@ pub fn compile(spec: &VariantSpec, config: &Config, sm: u32) -> Result<Ptx> {
 fn compile_uncached(spec: &VariantSpec, config: &Config, sm: u32) -> Result<Ptx> {
     require()?;
     let mut options = vec!["-std=c++17".to_string()];
-    options.extend(config.compiler_defines());
+    options.extend(defines(spec, config)?);
     // NVRTC takes the architecture as a static string; a run compiles for one or two.
     let arch: &'static str = Box::leak(target(spec, sm).name().into_boxed_str());
     let opts = CompileOptions {

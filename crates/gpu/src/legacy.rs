@@ -97,7 +97,7 @@ impl Nvrtc {
             "-std=c++17".to_string(),
             "--ptxas-options=-v".to_string(),
         ];
-        options.extend(spec.config().compiler_defines());
+        options.extend(super::jit::defines(spec, &spec.config())?);
         let options: Vec<CString> = options.iter().map(|o| cstr(o)).collect::<Result<_>>()?;
         let source = cstr(&spec.source)?;
         let file = cstr(&spec.file)?;

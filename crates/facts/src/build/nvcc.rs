@@ -85,10 +85,13 @@ pub struct Built {
     pub usage: Vec<(String, Usage)>,
     pub hash: String,
     pub warnings: Vec<String>,
+    /// The argument struct its launch takes (`launch::abi`).
+    pub args: &'static str,
 }
 
-/// The flags that shape the code, in a fixed order (they feed the hash, so results record them).
-fn flags(job: &Job, include: &Path) -> Vec<String> {
+/// The flags that shape the code, in a fixed order (they feed the hash, so results record them):
+/// the manifest's defines and `LAB_ARGS`, the struct its launch takes (`launch::args_define`).
+fn flags(job: &Job, include: &Path, family: FamilyId) -> Vec<String> {
     let mut f = vec![
         "-fatbin".to_string(),
         "-O3".to_string(),
@@ -98,6 +101,7 @@ fn flags(job: &Job, include: &Path) -> Vec<String> {
         format!("-I{}", include.display()),
     ];
     f.extend(job.entry.config().compiler_defines());
+    f.push(launch::args_define(family, &job.entry.launch));
     f.extend(job.targets.iter().map(|t| format!("-gencode={}", t.gencode())));
     f
 }
@@ -156,8 +160,7 @@ pub fn compile_all(nvcc: &Nvcc, include: &Path, out_dir: &Path, jobs: Vec<Job>) 
 /// What nvcc compiles for a variant: its source, then a static_assert that its kernel takes the
 /// argument struct its family's protocol names for its launch (`launch::abi`). A kernel whose
 /// signature disagrees with its manifest entry fails the build there; the assertion adds no code.
-fn checked_source(job: &Job) -> Result<(String, &'static str), String> {
-    let family = FamilyId::parse(&job.family).ok_or_else(|| format!("family '{}' has no launch protocol", job.family))?;
+fn checked_source(job: &Job, family: FamilyId) -> Result<(String, &'static str), String> {
     let abi = launch::abi(family, &job.entry.launch);
     let (symbol, line) = (&job.entry.symbol, job.entry.line);
     let text = format!(
@@ -173,11 +176,12 @@ fn checked_source(job: &Job) -> Result<(String, &'static str), String> {
 }
 
 fn compile_one(nvcc: &Nvcc, include: &Path, out_dir: &Path, job: Job) -> Result<Built, String> {
-    let flags = flags(&job, include);
-    let (checked, abi) = checked_source(&job)?;
+    let family = FamilyId::parse(&job.family).ok_or_else(|| format!("family '{}' has no launch protocol", job.family))?;
+    let flags = flags(&job, include, family);
+    let (checked, abi) = checked_source(&job, family)?;
     let hash = source_hash(nvcc, &job, include, &flags, abi)?;
     if job.targets.is_empty() {
-        return Ok(Built { job, fatbin: None, usage: Vec::new(), hash, warnings: Vec::new() });
+        return Ok(Built { job, fatbin: None, usage: Vec::new(), hash, warnings: Vec::new(), args: abi });
     }
     let fatbin = out_dir.join(format!("{}.fatbin", job.entry.name));
     let report = out_dir.join(format!("{}.ptxas.txt", job.entry.name));
@@ -201,5 +205,5 @@ fn compile_one(nvcc: &Nvcc, include: &Path, out_dir: &Path, job: Job) -> Result<
     };
     let usage = parse_ptxas(&text).into_iter().filter(|(func, _, _)| func == &job.entry.symbol).map(|(_, target, u)| (target, u)).collect();
     let warnings = text.lines().filter(|l| l.contains("warning")).map(|l| l.trim().to_string()).collect();
-    Ok(Built { job, fatbin: Some(fatbin), usage, hash, warnings })
+    Ok(Built { job, fatbin: Some(fatbin), usage, hash, warnings, args: abi })
 }

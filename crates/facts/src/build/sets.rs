@@ -159,6 +159,7 @@ fn spec(b: Built, test_only: bool) -> Result<VariantSpec, String> {
         defines: e.defines.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         multiple_of: e.multiple_of.iter().map(|(k, v)| (k.clone(), *v)).collect(),
         launch: e.launch,
+        args: b.args.to_string(),
         targets: b.job.targets.clone(),
         fatbin: b.fatbin.as_ref().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().to_string()),
         source_hash: b.hash.clone(),
