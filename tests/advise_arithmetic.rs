@@ -317,13 +317,10 @@ fn the_reasoning_names_the_best_rows_and_the_guides_pairs() {
         .max_by(|a, b| a.per_1000_usd.unwrap().total_cmp(&b.per_1000_usd.unwrap()))
         .unwrap();
     let watt = open.iter().max_by(|a, b| a.per_w.total_cmp(&b.per_w)).unwrap();
-    assert!(
-        lines[0].starts_with(&format!(
-            "fastest: {} at {:.2} ms a step ({:.2}-{:.2};",
-            fastest.gpu, fastest.step_ms, fastest.step_ms_range.0, fastest.step_ms_range.1
-        )),
-        "{lines:?}"
-    );
+    // The sheet alone (no results): one bound, so no range, and the line goes on to the rate.
+    assert_eq!(advise::range_text(fastest.step_ms_range, 2), "-");
+    let head = format!("fastest: {} at {:.2} ms a step ({:.1} batches/s;", fastest.gpu, fastest.step_ms, fastest.steps_per_s);
+    assert!(lines[0].starts_with(&head), "{lines:?}");
     assert!(lines[1].starts_with(&format!("most per dollar: {} at {:.2}", dollar.gpu, dollar.per_1000_usd.unwrap())), "{lines:?}");
     assert!(lines[2].starts_with(&format!("most per watt: {} at {:.3}", watt.gpu, watt.per_w)), "{lines:?}");
     let ms = |n: &str| row(&rows, n).step_ms;
@@ -549,4 +546,13 @@ fn layer_norms_run_at_the_layernorm_familys_best_rate_on_the_steps_own_matrix() 
     let elsewhere: Vec<_> = entries.into_iter().filter(|e| e.dims != dims).collect();
     let rows = advise::advise(&req, &[view(H100, elsewhere, None)]);
     assert!(close(row(&rows, "H100 SXM").stream_ms, (other / 2500e9 + (n.forward + n.backward) / 2300e9) * 1e3));
+}
+
+/// A range whose bounds print as one number (one measured efficiency, as for one GEMM) prints as
+/// "-", not "x-x".
+#[test]
+fn a_range_of_one_number_prints_as_a_dash() {
+    assert_eq!(advise::range_text((1.7012, 1.7014), 3), "-");
+    assert_eq!(advise::range_text((1.7012, 1.7016), 3), "1.701-1.702");
+    assert_eq!(advise::range_text((29.93, 35.69), 2), "29.93-35.69");
 }

@@ -108,7 +108,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
     let mut t = table(header, a.format);
     for (i, r) in rows.iter().enumerate() {
         let rank = if r.excluded.is_none() { (i + 1).to_string() } else { "-".into() };
-        let (time, range) = (format!("{:.3}", r.step_ms), format!("{:.3}-{:.3}", r.step_ms_range.0, r.step_ms_range.1));
+        let (time, range) = (format!("{:.3}", r.step_ms), advise::range_text(r.step_ms_range, 3));
         let cells = match r.tflops {
             Some(tf) if gemm => vec![
                 rank,
@@ -123,7 +123,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
                 rank,
                 r.gpu.to_string(),
                 format!("{:.2}", r.step_ms),
-                format!("{:.2}-{:.2}", r.step_ms_range.0, r.step_ms_range.1),
+                advise::range_text(r.step_ms_range, 2),
                 format!("{:.2}", r.stream_ms),
                 r.link.as_ref().map_or("-".into(), |l| format!("{:.2} ({l})", r.allreduce_ms)),
                 format!("{:.1}", r.steps_per_s),

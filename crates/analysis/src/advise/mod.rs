@@ -254,6 +254,17 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     rows
 }
 
+/// A predicted time's range as the tables print it, at `decimals`: "lo-hi", or "-" where the two
+/// bounds print as one number (one measured efficiency sets both, as for one GEMM).
+pub fn range_text(range: (f64, f64), decimals: usize) -> String {
+    let (lo, hi) = (format!("{:.*}", decimals, range.0), format!("{:.*}", decimals, range.1));
+    if lo == hi {
+        "-".into()
+    } else {
+        format!("{lo}-{hi}")
+    }
+}
+
 /// The reasoning under the table: the best GPU by time, per dollar and per watt among those
 /// the constraints leave, and the pairs the RTX 4090 / 4070 and 4070 Ti / V100 selection guides
 /// compare.
@@ -275,15 +286,11 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
     let (what, unit) = if req.workload.flops(req.batch).is_some() { ("a GEMM", "TFLOP/s") } else { ("a step", "batches/s") };
     let per = |r: &Row| r.tflops.unwrap_or(r.steps_per_s);
     if let Some(r) = best(&|r| Some(-r.step_ms)) {
-        out.push(format!(
-            "fastest: {} at {:.2} ms {what} ({:.2}-{:.2}; {:.1} {unit}; {})",
-            r.gpu,
-            r.step_ms,
-            r.step_ms_range.0,
-            r.step_ms_range.1,
-            per(r),
-            r.basis
-        ));
+        let span = match range_text(r.step_ms_range, 2) {
+            s if s == "-" => String::new(),
+            s => format!("{s}; "),
+        };
+        out.push(format!("fastest: {} at {:.2} ms {what} ({span}{:.1} {unit}; {})", r.gpu, r.step_ms, per(r), r.basis));
     }
     let per_usd = |r: &Row| r.usd.map(|usd| per(r) / usd * 1e3);
     if let Some(r) = best(&per_usd) {
