@@ -16,6 +16,7 @@ pub use error::{LabError, Result};
 
 pub mod availability;
 pub mod compare;
+pub mod cuda;
 pub mod device;
 pub mod dnn;
 pub mod driver;

@@ -6,6 +6,11 @@
 //! ```compile_fail,E0432
 //! use lab_analysis::store;
 //! ```
+//! Nor can a raw driver call: cudarc is the gpu crate's dependency, not this one's, and
+//! `gpu::cuda` re-exports only its safe parts.
+//! ```compile_fail,E0433
+//! let init = cudarc::driver::sys::cuInit;
+//! ```
 
 // The layers below, under the names the modules use (`crate::gpu::...`).
 use lab_facts as facts;

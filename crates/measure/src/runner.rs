@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 
-use cudarc::cublas::sys::cublasStatus_t;
+use crate::gpu::cuda::cublas::cublasStatus_t;
 
 use super::families::{self, can_run, Case, Family, Shape};
 use super::plan::{config_of, launch_of, spec_of, Job, Options, Plan, Subject};

@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use cudarc::driver::{CudaEvent, CudaGraph};
+use crate::gpu::cuda::{CudaEvent, CudaGraph};
 
 use super::telemetry;
 use crate::error::{LabError, Result};

@@ -12,9 +12,9 @@
 //! check about a millisecond; the CPU's sample and the conversion of the inputs take longer
 //! than the GPU's share.
 
-use cudarc::cublas::sys::cublasOperation_t::CUBLAS_OP_N;
-use cudarc::cublas::{Gemm, GemmConfig};
-use cudarc::driver::CudaSlice;
+use crate::gpu::cuda::cublas::cublasOperation_t::CUBLAS_OP_N;
+use crate::gpu::cuda::cublas::{Gemm, GemmConfig};
+use crate::gpu::cuda::CudaSlice;
 use rand::{RngExt, SeedableRng};
 
 use crate::error::{LabError, Result};

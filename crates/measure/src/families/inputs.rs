@@ -2,7 +2,7 @@
 //! never a pattern), NaN poison, reading outputs back, and the streaming families' baseline,
 //! cudaMemcpy.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 use rand::{RngExt, SeedableRng};
 
 use super::Shape;

@@ -4,7 +4,7 @@
 //! 32-bit words with wrapping integer adds, so the check is exact for any contents; DATA picks
 //! them: random bits (incompressible) or random floats in [0, 1) (shared exponent bits).
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 use rand::RngExt;
 
 use super::inputs::{memcpy_d2d, poison, random_unit_f32, MEMCPY_D2D};

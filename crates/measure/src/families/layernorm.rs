@@ -11,7 +11,7 @@
 //! NaN: one holding a NaN, one holding +inf. Those must come out NaN in every element, and not
 //! with the poison's bits, which an unwritten row keeps.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, per_row, poison, random_f32, Readback, MEMCPY_D2D};
 use super::shapes::RowShapes;

@@ -12,7 +12,7 @@
 //! and in that column of dgamma and dbeta, and with numbers everywhere else. Those must come out
 //! NaN, and not with the poison's bits.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, per_row, poison, random_f32, Readback, MEMCPY_D2D};
 use super::layernorm::{finite_inputs, row_stats, CONSTANT_ROW, ROWS, SPECIAL_FROM};

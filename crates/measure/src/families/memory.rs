@@ -1,7 +1,7 @@
 //! The memory family: STREAM's copy, scale, add and triad against cudaMemcpy device to device.
 //! Shape: [bytes per array]. Work: the arrays the operation reads, read once, and one written.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, poison, random_f32, Readback, MEMCPY_D2D};
 use super::shapes::array_sizes;

@@ -6,7 +6,7 @@
 //! The check: every accumulator ends at start + (tasks its warp ran) x step, exactly (see the
 //! kernels' headers), so each thread's sum is known on the host in closed form.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 use half::{bf16, f16};
 use rand::{RngExt, SeedableRng};
 

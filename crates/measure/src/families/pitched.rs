@@ -1,7 +1,7 @@
 //! A matrix copied to a wider row pitch, zeros past each row: what the TMA path needs (16-byte
 //! pitches) and what lets the SGEMM rungs with PAD_ROWS load whole float4s at any shape.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr};
 
 use crate::error::Result;
 use crate::gpu::device::{Gpu, Kernel};

@@ -3,7 +3,7 @@
 //! Shape: [bytes]. Work: the n x 4 bytes read by the first pass; later passes over the partials
 //! (at most n / 32 floats) are not counted.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, poison, random_unit_f32, Readback, MEMCPY_D2D};
 use super::shapes::array_sizes;

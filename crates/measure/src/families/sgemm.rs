@@ -1,9 +1,9 @@
 //! The sgemm family: row-major C = A·B in fp32 (alpha = 1, beta = 0) against cuBLAS SGEMM.
 //! Shape: [m, n, k]. Work: 2mnk FLOPs; A and B read once, C written once.
 
-use cudarc::cublas::sys::{cublasComputeType_t, cublasOperation_t::CUBLAS_OP_N, cudaDataType_t};
-use cudarc::cublas::{Gemm, GemmConfig};
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::cublas::{cublasComputeType_t, cublasOperation_t::CUBLAS_OP_N, cudaDataType_t};
+use crate::gpu::cuda::cublas::{Gemm, GemmConfig};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::gemm_reference::GemmReference;
 use super::inputs::{poison, random_f32};

@@ -8,7 +8,7 @@
 //! with NaN: one holding a NaN, one holding +inf, one all -inf. Those must come out NaN in every
 //! element, and not with the poison's bits, which an unwritten row keeps.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{per_row, poison, random_f32, Readback};
 use super::shapes::RowShapes;

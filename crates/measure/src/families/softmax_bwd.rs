@@ -9,7 +9,7 @@
 //! rows the forward answers with NaN, whose gradient PyTorch answers with NaN too: those must come
 //! out NaN in every element, and not with the poison's bits. dy is drawn from [-1, 1).
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{per_row, poison, random_f32, Readback};
 use super::shapes::RowShapes;

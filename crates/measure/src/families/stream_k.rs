@@ -2,7 +2,7 @@
 //! arrival counters that start at zero and that every launch leaves at zero. Grown, never shrunk.
 //! And the sgemm protocol's stream-K launch, which the tensor families' kernels without TMA share.
 
-use cudarc::driver::{CudaSlice, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtrMut};
 
 use crate::error::Result;
 use crate::gpu::device::{Gpu, Kernel};

@@ -1,7 +1,7 @@
 //! The transpose family: dst (cols x rows) = src (rows x cols) transposed, fp32, against a
 //! cudaMemcpy of the same bytes. Shape: [rows, cols]. Work: the matrix read once and written once.
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::inputs::{memcpy_d2d, poison, random_f32, Readback, MEMCPY_D2D};
 use super::{Case, Family, FamilyInfo, Shape, Shapes};

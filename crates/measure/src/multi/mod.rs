@@ -15,7 +15,7 @@ pub mod topology;
 
 pub use nccl::{bus_factor, expected, value};
 
-use cudarc::nccl::safe::Comm;
+use crate::gpu::cuda::nccl::Comm;
 use half::bf16;
 
 use crate::error::{LabError, Result};
@@ -42,7 +42,7 @@ fn stage<T>(name: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
     run().map_err(|e| LabError::Usage(format!("{name}: {e}")))
 }
 
-fn nccl_error(e: cudarc::nccl::result::NcclError) -> LabError {
+fn nccl_error(e: crate::gpu::cuda::nccl::NcclError) -> LabError {
     LabError::Usage(format!("NCCL: {e:?}"))
 }
 

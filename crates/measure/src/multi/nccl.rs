@@ -1,8 +1,8 @@
 //! NCCL collectives in fp32 and bf16 at every size, each checked against the host's answer, with
 //! nccl-tests' algorithm and bus bandwidths.
 
-use cudarc::driver::CudaSlice;
-use cudarc::nccl::safe::{group_end, group_start, Comm, NcclType, ReduceOp};
+use crate::gpu::cuda::CudaSlice;
+use crate::gpu::cuda::nccl::{group_end, group_start, Comm, NcclType, ReduceOp};
 use half::bf16;
 
 use super::{nccl_error, reps_for, summary, SAMPLES};
@@ -27,7 +27,7 @@ pub fn value(rank: usize, i: usize) -> f32 {
     ((rank + 1) * (1 + i % 7)) as f32
 }
 
-pub trait Elem: NcclType + cudarc::driver::DeviceRepr + cudarc::driver::ValidAsZeroBits + Copy + Unpin + 'static {
+pub trait Elem: NcclType + crate::gpu::cuda::DeviceRepr + crate::gpu::cuda::ValidAsZeroBits + Copy + Unpin + 'static {
     const NAME: &'static str;
     fn from_f32(x: f32) -> Self;
     fn to_f32(self) -> f32;

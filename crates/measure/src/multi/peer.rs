@@ -3,7 +3,7 @@
 
 use std::time::Instant;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::{reps_for, summary, SAMPLES};
 use crate::error::{LabError, Result};

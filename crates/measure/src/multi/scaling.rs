@@ -1,7 +1,7 @@
 //! Data-parallel scaling: a GEMM split along the batch over 1..N GPUs, then an all-reduce of its
 //! gradient, against one GPU doing the whole batch.
 
-use cudarc::nccl::safe::{group_end, group_start, Comm, ReduceOp};
+use crate::gpu::cuda::nccl::{group_end, group_start, Comm, ReduceOp};
 
 use super::nccl::value;
 use super::{nccl_error, summary};

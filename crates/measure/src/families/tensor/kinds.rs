@@ -1,8 +1,8 @@
 //! What sets each Tensor Core GEMM family apart: its types, cuBLAS's names for them, the layout
 //! of B, and how its inputs are drawn.
 
-use cudarc::cublas::sys::{cublasComputeType_t, cudaDataType_t};
-use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
+use crate::gpu::cuda::cublas::{cublasComputeType_t, cudaDataType_t};
+use crate::gpu::cuda::{DeviceRepr, ValidAsZeroBits};
 use float8::F8E4M3;
 use half::{bf16, f16};
 use rand::{RngExt, SeedableRng};

@@ -12,7 +12,7 @@ pub mod tma;
 
 use std::marker::PhantomData;
 
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
+use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use self::kinds::{Bf16, Fp16, Fp8, Int8, Kind, Tf32};
 use super::gemm_reference::GemmReference;
