@@ -27,7 +27,7 @@ else
     .toolkit/nvidia/cu13/bin/nvcc --version | tail -n 2
 fi
 
-# NVRTC 12.9 compiles the variants declared for sm_70, which CUDA 13 dropped (src/legacy.rs).
+# NVRTC 12.9 compiles the variants declared for sm_70, which CUDA 13 dropped (crates/gpu/src/legacy.rs).
 if [ -n "${KERNEL_LAB_NVRTC12:-}" ] || [ -e .toolkit/cu12/nvidia/cuda_nvrtc/lib/libnvrtc.so.12 ]; then
     echo "setup: NVRTC 12 found"
 else

@@ -25,6 +25,8 @@ fn every_variant_is_built_with_resources_and_a_hash() {
             assert!(v.resources.iter().any(|(r, _)| *r == t.name()), "{}: no ptxas report for {}", v.name, t.name());
         }
         assert!(families::get(&v.family).is_some(), "{}: no Rust family", v.name);
+        let family = kernel_lab::facts::family::FamilyId::parse(&v.family).unwrap();
+        assert_eq!(v.args, kernel_lab::facts::launch::abi(family, &v.launch), "{}: the struct the set records is its launch's", v.name);
         assert!(!v.test_only, "{}: the lab's own set has no test-only variant", v.name);
     }
     assert!(registry::set().unwrap().archs.iter().any(|a| a == "sm_90"));

@@ -9,7 +9,7 @@ use crate::error::{LabError, Result};
 use crate::gpu::device::Gpu;
 use crate::gpu::jit;
 use crate::gpu::registry::{self, VariantSpec};
-use crate::measure::families::{self, inputs, Family, Shape};
+use crate::measure::families::{self, inputs, shapes, Family, Shape};
 use crate::measure::{tune, tune_cache};
 use crate::schema::run::{Record, RunKind};
 use crate::schema::tuning::TuneRecord;
@@ -20,7 +20,7 @@ pub struct Request {
     pub family: String,
     /// A variant of the family, or part of variant names (all of the family's when `None`).
     pub filter: Option<String>,
-    /// Shapes in the family's syntax, lists and ranges already expanded.
+    /// Shapes in the family's syntax, with lists and START:END:STEP ranges.
     pub sizes: Vec<String>,
     pub suites: Vec<String>,
     /// Seconds in all, shared by the variants and shapes.
@@ -35,6 +35,8 @@ pub struct Request {
     pub strategy: String,
     /// Ignore the cache and any unfinished search.
     pub fresh: bool,
+    /// The command line, which an unfinished search with the same arguments is found by.
+    pub command: Vec<String>,
 }
 
 /// What a request searches: the family, its tunable variants that match, the shapes, the values
@@ -76,7 +78,8 @@ impl Request {
         if self.top == 0 {
             return Err(usage("--top must be at least 1".into()));
         }
-        let mut shapes = if self.sizes.is_empty() { Vec::new() } else { families::parse_sizes(family, &self.sizes)? };
+        let sizes = shapes::expand(&self.sizes).map_err(usage)?;
+        let mut shapes = if sizes.is_empty() { Vec::new() } else { families::parse_sizes(family, &sizes)? };
         for name in &self.suites {
             let suites = family.suites();
             let Some(suite) = suites.iter().find(|s| s.name == name) else {
@@ -143,8 +146,7 @@ pub fn run(
     // cache and goes on.
     let stored = store::runs_of_model(&req.results_dir, &gpu.info)?;
     let cache = if req.fresh { &[][..] } else { &stored[..] };
-    let args: Vec<String> = std::env::args().collect();
-    let resumed = if req.fresh { None } else { tune_cache::unfinished(&stored, &args) };
+    let resumed = if req.fresh { None } else { tune_cache::unfinished(&stored, &req.command) };
     if let Some(r) = resumed {
         note(Note::Resumed(&r.path));
     }

@@ -1,8 +1,8 @@
 //! What the layers above use of cudarc, re-exported: device memory and its pointers, events and
 //! graphs, cuBLAS's GEMM calls and the enums they take, NCCL's communicators and collectives.
 //! Only this crate depends on cudarc, so above it a raw driver call or type (cudarc's
-//! `driver::sys` and `driver::result`) cannot even be named: `driver.rs` wraps each one the
-//! layers above need, and says what it needs of its caller.
+//! `driver::sys` and `driver::result`) cannot be named: `driver.rs` wraps each call the layers
+//! above need, and says what it needs of its caller.
 
 pub use cudarc::driver::{CudaEvent, CudaGraph, CudaSlice, DevicePtr, DevicePtrMut, DeviceRepr, PinnedHostSlice, ValidAsZeroBits};
 

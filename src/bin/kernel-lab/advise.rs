@@ -187,7 +187,7 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             c.batch.to_string(),
             format!("{:.2}", c.pytorch_ms),
             format!("{:.2}", c.predicted_ms),
-            format!("{:.2}-{:.2}", c.range_ms.0, c.range_ms.1),
+            advise::range_text(c.range_ms, 2),
             format!("{:+.1}%", 100.0 * c.error),
             format!("{:.1}%", 100.0 * c.range_share),
             if c.inside { "yes" } else { "no" }.to_string(),

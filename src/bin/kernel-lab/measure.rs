@@ -82,7 +82,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
     let req = tune_run::Request {
         family: a.family.clone(),
         filter: a.filter.clone(),
-        sizes: crate::args::sizes(&a.sizes)?,
+        sizes: a.sizes.clone(),
         suites: a.suites.clone(),
         time_budget: a.time_budget,
         top: a.top,
@@ -92,6 +92,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
         only: a.only.clone(),
         strategy: a.strategy.clone(),
         fresh: a.fresh,
+        command: std::env::args().collect(),
     };
     let sel = req.select()?;
     if let Some(seeds) = a.simulate {

@@ -160,7 +160,7 @@ pub fn compile_all(nvcc: &Nvcc, include: &Path, out_dir: &Path, jobs: Vec<Job>) 
 /// What nvcc compiles for a variant: its source, then a static_assert that its kernel takes the
 /// argument struct its family's protocol names for its launch (`launch::abi`). A kernel whose
 /// signature disagrees with its manifest entry fails the build there; the assertion adds no code.
-fn checked_source(job: &Job, family: FamilyId) -> Result<(String, &'static str), String> {
+fn checked_source(job: &Job, family: FamilyId) -> (String, &'static str) {
     let abi = launch::abi(family, &job.entry.launch);
     let (symbol, line) = (&job.entry.symbol, job.entry.line);
     let text = format!(
@@ -172,13 +172,13 @@ fn checked_source(job: &Job, family: FamilyId) -> Result<(String, &'static str),
         src = job.src.display(),
         family = job.family,
     );
-    Ok((text, abi))
+    (text, abi)
 }
 
 fn compile_one(nvcc: &Nvcc, include: &Path, out_dir: &Path, job: Job) -> Result<Built, String> {
     let family = FamilyId::parse(&job.family).ok_or_else(|| format!("family '{}' has no launch protocol", job.family))?;
     let flags = flags(&job, include, family);
-    let (checked, abi) = checked_source(&job, family)?;
+    let (checked, abi) = checked_source(&job, family);
     let hash = source_hash(nvcc, &job, include, &flags, abi)?;
     if job.targets.is_empty() {
         return Ok(Built { job, fatbin: None, usage: Vec::new(), hash, warnings: Vec::new(), args: abi });

@@ -151,7 +151,7 @@ pub fn by_id(id: FamilyId) -> Option<&'static dyn Family> {
     all().into_iter().find(|f| f.info().id == id)
 }
 
-/// The family of a variant; an error where csrc/ has a family that src/ does not.
+/// The family of a variant; an error where csrc/ has a family that this crate does not.
 pub fn of(spec: &VariantSpec) -> Result<&'static dyn Family> {
     get(&spec.family).ok_or_else(|| {
         LabError::Usage(format!("csrc/{} has a manifest but the lab has no such family in crates/measure/src/families", spec.family))
