@@ -10,6 +10,7 @@ use lab_schema as schema;
 
 pub mod advise;
 pub mod baselines;
+pub mod bench_run;
 pub mod compare;
 pub mod fleet;
 pub mod report;
