@@ -174,18 +174,23 @@ fn the_import_scan_sees_through_super_chains_strings_and_block_comments() {
     assert_eq!(sees("runner", "let c = '\"'; use crate::{families::z, gpu::device};"), ["families"]);
 }
 
-/// Each layer's crate depends on the layers below it and on no layer above (`cargo metadata`):
-/// with the crates so, an import from a higher layer cannot compile, and each crate's doc shows
-/// one that does not (a `compile_fail` doctest).
-#[test]
-fn each_layer_crate_depends_only_on_the_layers_below() {
+/// The workspace's packages and their dependencies (`cargo metadata`, this workspace alone).
+fn metadata() -> serde_json::Value {
     let out = std::process::Command::new(env!("CARGO"))
         .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
         .current_dir(root())
         .output()
         .unwrap();
     assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Each layer's crate depends on the layers below it and on no layer above (`cargo metadata`):
+/// with the crates so, an import from a higher layer cannot compile, and each crate's doc shows
+/// one that does not (a `compile_fail` doctest).
+#[test]
+fn each_layer_crate_depends_only_on_the_layers_below() {
+    let meta = metadata();
     let layer_of = |package: &str| LAYERS.iter().position(|l| package == format!("kernel-lab-{l}"));
     let mut seen = 0;
     for p in meta["packages"].as_array().unwrap() {
@@ -300,13 +305,7 @@ fn no_family_name_is_compared_as_a_string_outside_the_registry() {
 /// cannot be named; everything above goes through `gpu::driver`'s wrappers.
 #[test]
 fn raw_driver_calls_and_types_stay_in_the_gpu_crate() {
-    let out = std::process::Command::new(env!("CARGO"))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
-        .current_dir(root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "cargo metadata: {}", String::from_utf8_lossy(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let meta = metadata();
     let users: Vec<&str> = meta["packages"]
         .as_array()
         .unwrap()
