@@ -121,11 +121,9 @@ impl Gpu {
         Ok(self.blas.get_or_init(|| b))
     }
 
-    /// The stream's handle for a raw driver call, with this GPU's context made current first:
-    /// raw calls act in the thread's current context, which with several GPUs may be another's.
-    pub fn cu_stream(&self) -> Result<cudarc::driver::sys::CUstream> {
-        self.ctx.bind_to_thread()?;
-        Ok(self.stream.cu_stream())
+    /// The stream's handle for a raw driver call in this crate (`driver::raw_stream`).
+    pub(crate) fn cu_stream(&self) -> Result<cudarc::driver::sys::CUstream> {
+        driver::raw_stream(&self.stream)
     }
 
     /// `spec` in its manifest configuration, from where `availability::source` says: the build's

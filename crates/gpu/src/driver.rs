@@ -29,23 +29,33 @@ pub fn driver_version() -> Result<String> {
     Ok(format!("{}.{}", v / 1000, (v % 1000) / 10))
 }
 
+/// `stream`'s handle for a raw call, its context made current first: a raw call acts in the
+/// thread's current context, which with several GPUs may be another's.
+pub fn raw_stream(stream: &CudaStream) -> Result<CUstream> {
+    stream.context().bind_to_thread()?;
+    Ok(stream.cu_stream())
+}
+
 /// Sets `bytes` bytes at `ptr` to `value`, ordered on `stream`.
 ///
 /// # Safety
-/// `ptr` must address a live device allocation of at least `bytes` bytes in the current context.
-pub unsafe fn memset(ptr: CUdeviceptr, value: u8, bytes: usize, stream: CUstream) -> Result<()> {
+/// `ptr` must address a live allocation of at least `bytes` bytes on `stream`'s device.
+pub unsafe fn memset(ptr: CUdeviceptr, value: u8, bytes: usize, stream: &CudaStream) -> Result<()> {
+    let s = raw_stream(stream)?;
     // SAFETY: the caller guarantees the range.
-    unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, stream) }?;
+    unsafe { cudarc::driver::result::memset_d8_async(ptr, value, bytes, s) }?;
     Ok(())
 }
 
 /// Copies `bytes` bytes from `src` to `dst` on one device, ordered on `stream`.
 ///
 /// # Safety
-/// Both must address live allocations of at least `bytes` bytes that do not overlap.
-pub unsafe fn copy(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: CUstream) -> Result<()> {
+/// Both must address live allocations of at least `bytes` bytes on `stream`'s device that do not
+/// overlap.
+pub unsafe fn copy(dst: CUdeviceptr, src: CUdeviceptr, bytes: usize, stream: &CudaStream) -> Result<()> {
+    let s = raw_stream(stream)?;
     // SAFETY: the caller guarantees both ranges.
-    unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, stream) }?;
+    unsafe { cudarc::driver::result::memcpy_dtod_async(dst, src, bytes, s) }?;
     Ok(())
 }
 
@@ -59,10 +69,11 @@ pub unsafe fn copy_peer(
     src_ctx: &CudaContext,
     src: CUdeviceptr,
     bytes: usize,
-    stream: CUstream,
+    stream: &CudaStream,
 ) -> Result<()> {
+    let s = raw_stream(stream)?;
     // SAFETY: the caller guarantees both ranges; both contexts are live.
-    unsafe { cudarc::driver::result::memcpy_peer_async(dst_ctx.cu_ctx(), dst, src_ctx.cu_ctx(), src, bytes, stream) }?;
+    unsafe { cudarc::driver::result::memcpy_peer_async(dst_ctx.cu_ctx(), dst, src_ctx.cu_ctx(), src, bytes, s) }?;
     Ok(())
 }
 

@@ -45,7 +45,7 @@ pub fn poison<T>(gpu: &Gpu, buf: &mut CudaSlice<T>) -> Result<()> {
     let bytes = buf.len() * std::mem::size_of::<T>();
     let (ptr, _sync) = buf.device_ptr_mut(&gpu.stream);
     // SAFETY: writes exactly the buffer's own bytes on the GPU's stream.
-    unsafe { driver::memset(ptr, 0xFF, bytes, gpu.cu_stream()?) }
+    unsafe { driver::memset(ptr, 0xFF, bytes, &gpu.stream) }
 }
 
 /// The name of the streaming families' baseline, which `memcpy_d2d` launches.
@@ -57,7 +57,7 @@ pub fn memcpy_d2d<T>(gpu: &Gpu, dst: &mut CudaSlice<T>, src: &CudaSlice<T>) -> R
     let (s, _s) = src.device_ptr(&gpu.stream);
     let (d, _d) = dst.device_ptr_mut(&gpu.stream);
     // SAFETY: both buffers hold at least `bytes` bytes and are distinct allocations.
-    unsafe { driver::copy(d, s, bytes, gpu.cu_stream()?) }
+    unsafe { driver::copy(d, s, bytes, &gpu.stream) }
 }
 
 /// A page-locked host buffer an output is read back into, kept for the case's life. Reading a

@@ -23,10 +23,9 @@ fn time_copy(gpus: &[Gpu], bufs: &[CudaSlice<u8>], src: usize, dst: usize, bytes
     let (s, _s) = bufs[src].device_ptr(&gpus[src].stream);
     let (d, _d) = bufs[dst].device_ptr(&g.stream);
     let ms = on_all(std::slice::from_ref(g), &mut || {
-        let stream = g.cu_stream()?;
         for _ in 0..reps {
             // SAFETY: both buffers hold at least `bytes` bytes on their own devices.
-            unsafe { driver::copy_peer(&g.ctx, d, &gpus[src].ctx, s, bytes, stream) }?;
+            unsafe { driver::copy_peer(&g.ctx, d, &gpus[src].ctx, s, bytes, &g.stream) }?;
         }
         Ok(())
     })?;
@@ -50,7 +49,7 @@ fn time_bidirectional(
             let (s, _s) = bufs[src].device_ptr(&gpus[src].stream);
             let (d, _d) = scratch[dst].device_ptr(&g.stream);
             // SAFETY: as in time_copy; the reverse copy lands in a separate scratch buffer.
-            unsafe { driver::copy_peer(&g.ctx, d, &gpus[src].ctx, s, bytes, g.cu_stream()?) }?;
+            unsafe { driver::copy_peer(&g.ctx, d, &gpus[src].ctx, s, bytes, &g.stream) }?;
         }
     }
     for g in [&gpus[a], &gpus[b]] {
