@@ -140,7 +140,7 @@ fn a_measured_gpu_is_priced_at_the_median_of_its_own_shares_and_the_others_at_th
     // median 0.8, from 0.3 to 0.9.
     let v = row(&rows, "V100 SXM2");
     let t = gemm_ms(&req, gpu("V100 SXM2"));
-    assert_eq!(v.basis, "predicted from 2 measured GPU(s)");
+    assert_eq!(v.basis, "predicted from 2 measured GPUs");
     assert!(close(v.step_ms, t / 0.8) && close(v.step_ms_range.0, t / 0.9) && close(v.step_ms_range.1, t / 0.3), "{v:?}");
     assert!(rows.windows(2).all(|w| w[0].step_ms <= w[1].step_ms), "fastest first");
 }

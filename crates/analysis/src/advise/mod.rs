@@ -199,7 +199,10 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             let (eff, basis) = match measured.iter().find(|(g, _)| g.name == gpu.name) {
                 Some((_, e)) => (Some(*e), format!("measured here ({} GEMM{})", e.entries, if e.entries == 1 { "" } else { "s" })),
                 None => match pooled {
-                    Some(e) => (Some(e), format!("predicted from {} measured GPU(s)", measured.len())),
+                    Some(e) => {
+                        let n = measured.len();
+                        (Some(e), format!("predicted from {n} measured GPU{}", if n == 1 { "" } else { "s" }))
+                    }
                     None => (None, "the sheet's bound (no GEMM measured in this precision near these shapes)".to_string()),
                 },
             };
