@@ -161,3 +161,63 @@ fn strategies_are_named_on_the_command_line() {
     assert_eq!(Strategy::parse("bayes"), Ok(Strategy::Bayes));
     assert!(e.contains("random, genetic, bayes"), "{e}");
 }
+
+/// A record of a search in which `ok` candidates (config, search-pass ms, rate) were timed and
+/// `finals` (config, head-to-head ms) re-timed, the last of `finals` the pick.
+fn record(ok: &[(&Config, f64, f64)], finals: &[(&Config, f64)]) -> kernel_lab::schema::tuning::TuneRecord {
+    use kernel_lab::schema::tuning::{Candidate, CandidateStatus, TuneRecord};
+    let candidate = |&(c, ms, rate): &(&Config, f64, f64)| Candidate {
+        config: c.clone(),
+        status: CandidateStatus::Ok,
+        reason: None,
+        median_ms: Some(ms),
+        rate: Some(rate),
+        error: None,
+        registers: None,
+        smem_bytes: None,
+        local_bytes: None,
+        blocks_per_sm: None,
+        hash: None,
+    };
+    let best = finals.last().map(|(c, _)| (*c).clone());
+    TuneRecord {
+        family: "tensor".into(),
+        variant: "tensor_07_pingpong".into(),
+        shape: "8192x8192x8192".into(),
+        dims: vec![8192; 3],
+        date: "2026-01-01T00:00:00Z".into(),
+        git_commit: "abc".into(),
+        budget_s: 30.0,
+        space: 72,
+        tried: ok.len(),
+        pruned: Vec::new(),
+        candidates: ok.iter().map(candidate).collect(),
+        head_to_head: finals.iter().map(|(c, ms)| (c.label(), vec![*ms, *ms])).collect(),
+        best,
+        best_hash: None,
+        best_median_ms: finals.last().map(|f| f.1),
+        best_rate: None,
+    }
+}
+
+#[test]
+fn a_pick_is_judged_against_the_manifest_under_one_timing_policy() {
+    let space = sgemm_08_space();
+    let (manifest, other) = (&space[0], &space[1]);
+    // Only the manifest tried: the head-to-head's longer timing runs it slower (a power-limited
+    // kernel), and it is still no slower than itself.
+    let alone = record(&[(manifest, 1.00, 100.0)], &[(manifest, 1.15)]);
+    let g = alone.gain_over(manifest).unwrap();
+    assert_eq!((g.manifest_ms, g.best_ms, g.gain), (1.15, 1.15, 1.0));
+    // Both finalists: the head-to-head judges.
+    let both = record(&[(manifest, 1.00, 100.0), (other, 0.95, 100.0 / 0.95)], &[(manifest, 1.20), (other, 1.10)]);
+    let g = both.gain_over(manifest).unwrap();
+    assert_eq!((g.manifest_ms, g.best_ms), (1.20, 1.10));
+    assert!((g.gain - 1.20 / 1.10).abs() < 1e-9, "{}", g.gain);
+    // The manifest not a finalist: the search pass judges, never its time against a re-timing.
+    let alone_pick = record(&[(manifest, 1.00, 100.0), (other, 0.80, 125.0)], &[(other, 1.05)]);
+    let g = alone_pick.gain_over(manifest).unwrap();
+    assert_eq!((g.manifest_ms, g.best_ms, g.gain), (1.00, 0.80, 1.25));
+    // No verified manifest: nothing to compare.
+    assert!(record(&[(other, 0.80, 125.0)], &[(other, 1.05)]).gain_over(manifest).is_none());
+}

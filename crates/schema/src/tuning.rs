@@ -68,4 +68,40 @@ impl TuneRecord {
     pub fn rejected(&self) -> usize {
         self.pruned.iter().map(|(_, n)| n).sum::<usize>() + self.candidates.iter().filter(|c| c.status == CandidateStatus::Rejected).count()
     }
+
+    /// The pick against `manifest`: from the head-to-head where both were finalists, else from
+    /// the search pass. Never the search pass's time against the head-to-head's: the head-to-head
+    /// times under the full policy, long enough for a power-limited kernel to slow down, so one
+    /// configuration timed both ways would look slower than itself.
+    pub fn gain_over(&self, manifest: &Config) -> Option<Gain> {
+        let best = self.best.as_ref()?;
+        let searched = |config: &Config| {
+            self.candidates
+                .iter()
+                .find(|c| &c.config == config && c.status == CandidateStatus::Ok)
+                .and_then(|c| Some((c.median_ms?, c.rate?)))
+        };
+        let ((m_ms, m_rate), (b_ms, b_rate)) = (searched(manifest)?, searched(best)?);
+        let finals = |config: &Config| {
+            let label = config.label();
+            let rounds = &self.head_to_head.iter().find(|(l, _)| *l == label)?.1;
+            let mean = rounds.iter().sum::<f64>() / rounds.len() as f64;
+            (!rounds.is_empty() && mean.is_finite()).then_some(mean)
+        };
+        // Work = rate x time of the search pass; the head-to-head's rate is that work over its time.
+        let (manifest_ms, best_ms, gain) = match (finals(manifest), finals(best)) {
+            (Some(m), Some(b)) => (m, b, (b_rate * b_ms / b) / (m_rate * m_ms / m)),
+            _ => (m_ms, b_ms, b_rate / m_rate),
+        };
+        Some(Gain { manifest_ms, best_ms, gain })
+    }
+}
+
+/// The search's pick against the manifest's own configuration, both timed under one policy.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Gain {
+    pub manifest_ms: f64,
+    pub best_ms: f64,
+    /// Of rates, not times: a constant may change the declared work.
+    pub gain: f64,
 }

@@ -115,7 +115,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
     };
     let path = tune_run::run(&req, &sel, note, &mut |v, rec| {
         let count = |s: CandidateStatus| rec.candidates.iter().filter(|c| c.status == s).count().to_string();
-        let manifest = rec.candidates.iter().find(|c| c.config == v.config());
+        let gain = rec.gain_over(&v.config());
         let ms = |m: Option<f64>| m.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into());
         t.add_row(vec![
             v.name.clone(),
@@ -126,11 +126,10 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
             rec.rejected().to_string(),
             count(CandidateStatus::Failed),
             count(CandidateStatus::Crashed),
-            ms(manifest.and_then(|c| c.median_ms)),
-            ms(rec.best_median_ms),
+            ms(gain.map(|g| g.manifest_ms)),
+            ms(gain.map(|g| g.best_ms)),
             rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
-            // Of rates: a constant may change the declared work.
-            manifest.and_then(|c| c.rate).zip(rec.best_rate).map(|(a, b)| format!("{:.2}x", b / a)).unwrap_or_else(|| "-".into()),
+            gain.map(|g| format!("{:.2}x", g.gain)).unwrap_or_else(|| "-".into()),
         ]);
         maps.extend(heatmap(rec, false));
     })?;
