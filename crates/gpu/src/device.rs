@@ -229,8 +229,9 @@ impl Kernel {
     }
 
     /// Launches the kernel with one argument struct from lab.h on `grid` blocks of its
-    /// configuration's block shape, with its launch's dynamic shared memory and cluster. A struct
-    /// other than the one the kernel takes (`abi_check`) is refused before anything runs.
+    /// configuration's block shape, with its launch's dynamic shared memory and cluster; a resident
+    /// grid without clusters cooperatively (`driver::launch_cooperative`). A struct other than the
+    /// one the kernel takes (`abi_check`) is refused before anything runs.
     ///
     /// # Safety
     /// Every device pointer in `args` must address a live allocation large enough for the shape
@@ -244,6 +245,16 @@ impl Kernel {
             // SAFETY: one by-value parameter, as the caller guarantees; Launch::grid rounds the
             // grid up to whole clusters.
             return unsafe { driver::launch_with_cluster(&self.func, grid, b, smem, self.launch.cluster, gpu.cu_stream()?, &mut params) };
+        }
+        if matches!(self.launch.grid, Grid::PerSm { resident: true, .. }) {
+            // A resident grid's blocks may wait for each other: all at once, or an error. The
+            // driver's check costs a few microseconds a launch (on an H200, layernorm_bwd_02 at
+            // 16384x768 took 0.061 ms against 0.058 launched plainly; stream-K GEMMs at 8192³ the
+            // same), which a kernel that can hang has to pay.
+            let mut params = [args as *const A as *mut std::ffi::c_void];
+            // SAFETY: one by-value parameter, as the caller guarantees; the grid is what fits
+            // resident (`grid`), so the driver accepts it unless something else holds SMs.
+            return unsafe { driver::launch_cooperative(&self.func, grid, b, smem, gpu.cu_stream()?, &mut params) };
         }
         let cfg = LaunchConfig { grid_dim: grid, block_dim: (b[0], b[1], b[2]), shared_mem_bytes: smem };
         let mut builder = gpu.stream.launch_builder(&self.func);

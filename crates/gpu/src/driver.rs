@@ -226,6 +226,28 @@ pub unsafe fn launch_with_cluster(
     Ok(())
 }
 
+/// Launches `func` cooperatively (cuLaunchCooperativeKernel): the driver starts every block of
+/// `grid` at once or refuses the launch (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). A grid whose
+/// blocks wait for each other (a grid barrier, a stream-K owner waiting for its helpers) launched
+/// the plain way would hang instead, once something else holds part of the GPU's SMs.
+///
+/// # Safety
+/// `args` must point at the kernel's parameters, each live and of the type the kernel takes.
+pub unsafe fn launch_cooperative(
+    func: &CudaFunction,
+    grid: (u32, u32, u32),
+    block: [u32; 3],
+    smem: u32,
+    stream: CUstream,
+    args: &mut [*mut c_void],
+) -> Result<()> {
+    let f = func.cu_function();
+    let [bx, by, bz] = block;
+    // SAFETY: the caller guarantees the arguments; the grid and block are the kernel's launch.
+    unsafe { sys::cuLaunchCooperativeKernel(f, grid.0, grid.1, grid.2, bx, by, bz, smem, stream, args.as_mut_ptr()) }.result()?;
+    Ok(())
+}
+
 /// How many clusters of `cluster` blocks of `func` (`block` threads, `smem` bytes of dynamic
 /// shared memory each) fit on the GPU at once: what a resident grid of clusters may launch. The
 /// GPCs decide, so it can be fewer than the SM count over the cluster's size.
