@@ -64,6 +64,22 @@ fn launches_are_typed_from_the_manifest() {
 }
 
 #[test]
+fn only_grids_whose_blocks_wait_for_each_other_launch_cooperatively() {
+    // A cooperative launch costs microseconds: the grid barrier and persistent stream-K pay it,
+    // resident grids whose blocks never wait (the l2 sweep, the peak loops, persistent tiles
+    // without stream-K) do not.
+    let waits = |name: &str| registry::by_name(name).unwrap().launch.blocks_wait_for_each_other();
+    for name in ["layernorm_bwd_01_two_pass", "layernorm_bwd_02_fused", "tensor_06_stream_k", "tensor_08_pingpong_stream_k", "bf16_03_pingpong_stream_k", "tensor_04_mma_ldmatrix_persistent"] {
+        assert!(waits(name), "{name}'s blocks wait for each other");
+    }
+    for name in ["l2_01_working_set", "peak_01_simt_fma_fp32", "tensor_05_wgmma_tma", "tensor_07_pingpong", "sgemm_13_k_major_stream_k", "memory_05_bulk_copy"] {
+        assert!(!waits(name), "{name} launches plainly");
+    }
+    let cooperative: Vec<&str> = all().iter().filter(|v| v.launch.blocks_wait_for_each_other()).map(|v| v.name.as_str()).collect();
+    assert!(cooperative.iter().all(|n| n.starts_with("layernorm_bwd") || n.contains("stream_k") || n.contains("persistent")), "{cooperative:?}");
+}
+
+#[test]
 fn filters_select_family_variant_or_substring() {
     assert_eq!(registry::select(None).unwrap().len(), all().len());
     assert!(registry::select(Some("sgemm")).unwrap().iter().all(|v| v.family == "sgemm"));

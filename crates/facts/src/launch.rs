@@ -179,6 +179,15 @@ pub fn args_define(family: FamilyId, launch: &Launch) -> String {
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
 
 impl Launch {
+    /// Whether blocks of one launch wait for each other: the layer-norm backward's grid barrier,
+    /// a persistent stream-K block waiting for the pieces of its tile. Such a grid is resident
+    /// (no larger than fits at once) and launched cooperatively, so all its blocks run together;
+    /// other resident grids (the l2 sweep, persistent tiles without stream-K) launch plainly.
+    pub fn blocks_wait_for_each_other(&self) -> bool {
+        let resident = matches!(self.grid, Grid::PerSm { resident: true, .. });
+        resident && matches!(self.params, Params::LayerNormBwd | Params::Gemm { stream_k: true, .. })
+    }
+
     /// The launch of a configuration (`value` looks up a define or BLOCK_X/Y/Z) of `family`,
     /// declared for `arch`; Err says which define is missing or contradicts the protocol.
     pub fn parse(family: &str, arch: &ArchReq, value: &dyn Fn(&str) -> Option<i64>) -> Result<Launch, String> {

@@ -229,9 +229,9 @@ impl Kernel {
     }
 
     /// Launches the kernel with one argument struct from lab.h on `grid` blocks of its
-    /// configuration's block shape, with its launch's dynamic shared memory and cluster; a resident
-    /// grid without clusters cooperatively (`driver::launch_cooperative`). A struct other than the
-    /// one the kernel takes (`abi_check`) is refused before anything runs.
+    /// configuration's block shape, with its launch's dynamic shared memory and cluster; a grid
+    /// whose blocks wait for each other cooperatively (`driver::launch_cooperative`). A struct
+    /// other than the one the kernel takes (`abi_check`) is refused before anything runs.
     ///
     /// # Safety
     /// Every device pointer in `args` must address a live allocation large enough for the shape
@@ -246,14 +246,14 @@ impl Kernel {
             // grid up to whole clusters.
             return unsafe { driver::launch_with_cluster(&self.func, grid, b, smem, self.launch.cluster, gpu.cu_stream()?, &mut params) };
         }
-        if matches!(self.launch.grid, Grid::PerSm { resident: true, .. }) {
-            // A resident grid's blocks may wait for each other: all at once, or an error. The
-            // driver's check costs a few microseconds a launch (on an H200, layernorm_bwd_02 at
-            // 16384x768 took 0.061 ms against 0.058 launched plainly; stream-K GEMMs at 8192³ the
-            // same), which a kernel that can hang has to pay.
+        if self.launch.blocks_wait_for_each_other() {
+            // Blocks that wait for each other must all run at once, which only a cooperative
+            // launch promises. It costs a few microseconds a launch (on an H200, layernorm_bwd_02
+            // at 16384x768 took 0.061 ms against 0.058 launched plainly; tensor_08's stream-K at
+            // 8192³ measured the same either way), which a kernel that could hang has to pay.
             let mut params = [args as *const A as *mut std::ffi::c_void];
             // SAFETY: one by-value parameter, as the caller guarantees; the grid is what fits
-            // resident (`grid`), so the driver accepts it unless something else holds SMs.
+            // resident (`grid`), the limit the driver holds a cooperative launch to.
             return unsafe { driver::launch_cooperative(&self.func, grid, b, smem, gpu.cu_stream()?, &mut params) };
         }
         let cfg = LaunchConfig { grid_dim: grid, block_dim: (b[0], b[1], b[2]), shared_mem_bytes: smem };

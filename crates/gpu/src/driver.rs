@@ -226,10 +226,12 @@ pub unsafe fn launch_with_cluster(
     Ok(())
 }
 
-/// Launches `func` cooperatively (cuLaunchCooperativeKernel): the driver starts every block of
-/// `grid` at once or refuses the launch (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). A grid whose
-/// blocks wait for each other (a grid barrier, a stream-K owner waiting for its helpers) launched
-/// the plain way would hang instead, once something else holds part of the GPU's SMs.
+/// Launches `func` cooperatively (cuLaunchCooperativeKernel): every block of `grid` is resident
+/// at once, so blocks may wait for each other (a grid barrier, a stream-K owner waiting for the
+/// pieces of its tile); a grid larger than the occupancy limit (blocks an SM at this block size
+/// and shared memory, times the SMs) is refused (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE). A
+/// plain launch promises no such thing: blocks queued behind others' would leave a waiting block
+/// waiting for good.
 ///
 /// # Safety
 /// `args` must point at the kernel's parameters, each live and of the type the kernel takes.
