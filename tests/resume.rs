@@ -114,6 +114,36 @@ fn an_entry_counts_as_held_only_for_the_same_inputs_and_configuration() {
 }
 
 #[test]
+fn a_tuning_that_picked_the_manifests_configuration_adds_no_tuned_subject() {
+    let record = |best: Config| TuneRecord {
+        family: "sgemm".into(),
+        variant: "sgemm_08_double_buffered".into(),
+        shape: "512x512x512".into(),
+        dims: vec![512; 3],
+        date: "2026-01-01T00:00:00Z".into(),
+        git_commit: "abc".into(),
+        budget_s: 10.0,
+        space: 2,
+        tried: 2,
+        pruned: Vec::new(),
+        candidates: Vec::new(),
+        head_to_head: Vec::new(),
+        best: Some(best),
+        best_hash: Some("ab".into()),
+        best_median_ms: Some(1.0),
+        best_rate: Some(1.0),
+    };
+    let manifest = registry::by_name("sgemm_08_double_buffered").unwrap().config();
+    let tuned_subjects = |best: Config| {
+        let opts = Options { filter: Some("sgemm_08_double_buffered".into()), sizes: vec!["512".into()], tuned: vec![record(best)], ..Options::default() };
+        let jobs = plan::jobs(&plan::plan(&opts, 1).unwrap(), &opts, 1);
+        jobs[0].steps[0].subjects.iter().filter(|s| matches!(s, Subject::Tuned { .. })).count()
+    };
+    assert_eq!(tuned_subjects(manifest.with("BLOCK_X", 256)), 1, "another configuration is timed as @tuned");
+    assert_eq!(tuned_subjects(manifest), 0, "the manifest's own configuration is not timed twice");
+}
+
+#[test]
 fn only_a_cut_short_bench_of_this_gpu_model_with_its_seed_and_policy_resumes() {
     let policy = bench_options().policy();
     let ok = run_of(RunKind::Bench, Some(42), Some(policy), Vec::new(), false);

@@ -218,6 +218,19 @@ fn a_pick_is_judged_against_the_manifest_under_one_timing_policy() {
     let alone_pick = record(&[(manifest, 1.00, 100.0), (other, 0.80, 125.0)], &[(other, 1.05)]);
     let g = alone_pick.gain_over(manifest).unwrap();
     assert_eq!((g.manifest_ms, g.best_ms, g.gain), (1.00, 0.80, 1.25));
-    // No verified manifest: nothing to compare.
+    // No verified manifest, no pick, or no rate: nothing to compare.
     assert!(record(&[(other, 0.80, 125.0)], &[(other, 1.05)]).gain_over(manifest).is_none());
+    assert!(record(&[(manifest, 1.00, 100.0)], &[]).gain_over(manifest).is_none());
+    assert!(record(&[(manifest, 1.00, 0.0), (other, 0.80, 125.0)], &[(other, 1.05)]).gain_over(manifest).is_none());
+}
+
+#[test]
+fn a_failed_head_to_head_round_survives_the_file() {
+    let space = sgemm_08_space();
+    let mut rec = record(&[(&space[0], 1.00, 100.0), (&space[1], 0.90, 111.0)], &[(&space[0], 1.1), (&space[1], 1.0)]);
+    rec.head_to_head[0].1[1] = f64::INFINITY;
+    let line = serde_json::to_string(&rec).unwrap();
+    assert!(line.contains("null"), "a failed round is written as null: {line}");
+    let back: kernel_lab::schema::tuning::TuneRecord = serde_json::from_str(&line).expect("a record with a failed round reads back");
+    assert_eq!(back.head_to_head, rec.head_to_head);
 }

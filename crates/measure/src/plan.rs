@@ -140,7 +140,7 @@ fn tuning_for<'a>(tuned: &'a [TuneRecord], fam: &dyn Family, v: &VariantSpec, sh
 }
 
 /// The jobs of `plans`: per family, per shape, the baseline, then each variant followed by its
-/// stored tuning where there is one.
+/// stored tuning where there is one and it picked another configuration than the manifest's.
 pub fn jobs(plans: &[Plan], opts: &Options, seed: u64) -> Vec<Job> {
     plans
         .iter()
@@ -156,7 +156,9 @@ pub fn jobs(plans: &[Plan], opts: &Options, seed: u64) -> Vec<Job> {
                     }
                     for v in &plan.variants {
                         subjects.push(Subject::Variant { name: v.name.clone() });
-                        if let Some(rec) = tuning_for(&opts.tuned, fam, v, shape) {
+                        // A pick that is the manifest's own configuration would time the
+                        // variant twice and differ from it by noise alone.
+                        if let Some(rec) = tuning_for(&opts.tuned, fam, v, shape).filter(|t| t.best.as_ref() != Some(&v.config())) {
                             subjects.push(Subject::Tuned {
                                 name: v.name.clone(),
                                 config: rec.best.clone().expect("tuning_for picks records with a best"),

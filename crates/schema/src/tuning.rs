@@ -54,7 +54,9 @@ pub struct TuneRecord {
     #[serde(default)]
     pub pruned: Vec<(String, usize)>,
     pub candidates: Vec<Candidate>,
-    /// The finalists re-timed head to head: (config label, median of each round, ms).
+    /// The finalists re-timed head to head: (config label, median of each round, ms); a round
+    /// that failed is infinite (null in the file, which JSON's numbers cannot say).
+    #[serde(with = "failed_as_null")]
     pub head_to_head: Vec<(String, Vec<f64>)>,
     pub best: Option<Config>,
     /// Bench compiles `best` only while its hash still matches (same source, headers, NVRTC).
@@ -89,11 +91,12 @@ impl TuneRecord {
             (!rounds.is_empty() && mean.is_finite()).then_some(mean)
         };
         // Work = rate x time of the search pass; the head-to-head's rate is that work over its time.
+        // A manifest whose re-timing failed is judged on the search pass with the pick.
         let (manifest_ms, best_ms, gain) = match (finals(manifest), finals(best)) {
             (Some(m), Some(b)) => (m, b, (b_rate * b_ms / b) / (m_rate * m_ms / m)),
             _ => (m_ms, b_ms, b_rate / m_rate),
         };
-        Some(Gain { manifest_ms, best_ms, gain })
+        (gain.is_finite() && gain > 0.0).then_some(Gain { manifest_ms, best_ms, gain })
     }
 }
 
@@ -104,4 +107,23 @@ pub struct Gain {
     pub best_ms: f64,
     /// Of rates, not times: a constant may change the declared work.
     pub gain: f64,
+}
+
+/// JSON has no infinity: a failed round is written null and read back infinite, so a record with
+/// one still reads.
+mod failed_as_null {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    type Rounds = Vec<(String, Vec<f64>)>;
+
+    pub fn serialize<S: Serializer>(v: &Rounds, s: S) -> Result<S::Ok, S::Error> {
+        let written: Vec<(&String, Vec<Option<f64>>)> =
+            v.iter().map(|(label, ms)| (label, ms.iter().map(|&x| x.is_finite().then_some(x)).collect())).collect();
+        written.serialize(s)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Rounds, D::Error> {
+        let read = Vec::<(String, Vec<Option<f64>>)>::deserialize(d)?;
+        Ok(read.into_iter().map(|(label, ms)| (label, ms.into_iter().map(|x| x.unwrap_or(f64::INFINITY)).collect())).collect())
+    }
 }

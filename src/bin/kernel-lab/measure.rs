@@ -127,7 +127,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
             count(CandidateStatus::Failed),
             count(CandidateStatus::Crashed),
             ms(gain.map(|g| g.manifest_ms)),
-            ms(gain.map(|g| g.best_ms)),
+            ms(gain.map(|g| g.best_ms).or(rec.best_median_ms)),
             rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
             gain.map(|g| format!("{:.2}x", g.gain)).unwrap_or_else(|| "-".into()),
         ]);

@@ -24,6 +24,12 @@ pub fn best<'a>(f: &'a View, family: &str) -> Option<(&'a Entry, Option<usize>)>
         .enumerate()
         .filter(|(_, e)| e.family == family && e.dims == at.dims && e.status == Status::Ok)
         .filter(|(_, e)| matches!(e.kind, Kind::Variant | Kind::Tuned))
+        // An @tuned entry in the manifest's own configuration is the variant timed again: where
+        // the two differ by noise alone, the plain entry stands for it.
+        .filter(|(_, e)| {
+            e.kind != Kind::Tuned
+                || !f.entries.iter().any(|p| p.kind == Kind::Variant && p.variant == e.variant && p.dims == e.dims && p.config == e.config)
+        })
         .max_by(|a, b| {
             a.1.vs_baseline.or(a.1.vs_peak).partial_cmp(&b.1.vs_baseline.or(b.1.vs_peak)).unwrap_or(std::cmp::Ordering::Equal)
         })?;
