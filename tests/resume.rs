@@ -3,6 +3,8 @@
 //! cache: a killed search started again measures only what its run file does not hold, and picks
 //! as the uninterrupted search would have.
 
+mod common;
+
 use std::cell::RefCell;
 use std::path::Path;
 
@@ -116,23 +118,11 @@ fn an_entry_counts_as_held_only_for_the_same_inputs_and_configuration() {
 #[test]
 fn a_tuning_that_picked_the_manifests_configuration_adds_no_tuned_subject() {
     let record = |best: Config| TuneRecord {
-        family: "sgemm".into(),
-        variant: "sgemm_08_double_buffered".into(),
-        shape: "512x512x512".into(),
-        dims: vec![512; 3],
-        date: "2026-01-01T00:00:00Z".into(),
-        git_commit: "abc".into(),
-        budget_s: 10.0,
-        space: 2,
-        tried: 2,
-        pruned: Vec::new(),
-        candidates: Vec::new(),
-        head_to_head: Vec::new(),
         best: Some(best),
         best_hash: Some("ab".into()),
-        best_median_ms: Some(1.0),
-        best_rate: Some(1.0),
+        ..common::tune_record("sgemm", "sgemm_08_double_buffered", &[512; 3])
     };
+
     let manifest = registry::by_name("sgemm_08_double_buffered").unwrap().config();
     let tuned_subjects = |best: Config| {
         let opts = Options { filter: Some("sgemm_08_double_buffered".into()), sizes: vec!["512".into()], tuned: vec![record(best)], ..Options::default() };

@@ -99,22 +99,12 @@ fn runs_of_one_model_in_two_results_folders_make_two_views_each_naming_its_folde
 
 fn tuning(family: &str, variant: &str, shape: &str, date: &str) -> Record {
     Record::Tuning(Box::new(TuneRecord {
-        family: family.into(),
-        variant: variant.into(),
         shape: shape.into(),
-        dims: vec![1024; 3],
         date: date.into(),
-        git_commit: "abc".into(),
-        budget_s: 60.0,
-        space: 10,
         tried: 10,
-        pruned: Vec::new(),
-        candidates: Vec::new(),
-        head_to_head: Vec::new(),
-        best: None,
-        best_hash: None,
         best_median_ms: Some(1.0),
         best_rate: Some(1.0),
+        ..common::tune_record(family, variant, &[1024; 3])
     }))
 }
 

@@ -2,6 +2,8 @@
 //! stands in for the GPU, so what a strategy picks, and how soon it finds the best, is checked
 //! without one.
 
+mod common;
+
 use kernel_lab::facts::manifest::Config;
 use kernel_lab::gpu::registry;
 use kernel_lab::measure::strategy::{drive, next, Eval, Space, Strategy};
@@ -181,22 +183,14 @@ fn record(ok: &[(&Config, f64, f64)], finals: &[(&Config, f64)]) -> kernel_lab::
     };
     let best = finals.last().map(|(c, _)| (*c).clone());
     TuneRecord {
-        family: "tensor".into(),
-        variant: "tensor_07_pingpong".into(),
-        shape: "8192x8192x8192".into(),
-        dims: vec![8192; 3],
-        date: "2026-01-01T00:00:00Z".into(),
-        git_commit: "abc".into(),
         budget_s: 30.0,
         space: 72,
         tried: ok.len(),
-        pruned: Vec::new(),
         candidates: ok.iter().map(candidate).collect(),
         head_to_head: finals.iter().map(|(c, ms)| (c.label(), vec![*ms, *ms])).collect(),
         best,
-        best_hash: None,
         best_median_ms: finals.last().map(|f| f.1),
-        best_rate: None,
+        ..common::tune_record("tensor", "tensor_07_pingpong", &[8192; 3])
     }
 }
 

@@ -1,11 +1,12 @@
 //! What several test files build: an H200 as a run describes it, a bench run's header, a measured
-//! sgemm entry, for each file to adjust. Each test binary uses some of them.
+//! sgemm entry, a tuning record, for each file to adjust. Each test binary uses some of them.
 #![allow(dead_code)]
 
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Kind, Status, Unit, Work};
 use kernel_lab::schema::run::{Header, Policy, RunInfo, RunKind, SCHEMA};
 use kernel_lab::schema::stats::Summary;
+use kernel_lab::schema::tuning::TuneRecord;
 
 /// A GPU called `name` with an H200's figures: index `ordinal`, card `uuid`, on `host`.
 pub fn device(name: &str, ordinal: usize, uuid: &str, host: &str) -> DeviceInfo {
@@ -78,5 +79,27 @@ pub fn sgemm_entry(variant: &str, n: u64, rate: f64) -> Entry {
         paired_best: None,
         wall: None,
         vendor_algo: None,
+    }
+}
+
+/// A tuning of `variant` of `family` at `dims` that tried nothing yet: no candidates, no pick.
+pub fn tune_record(family: &str, variant: &str, dims: &[u64]) -> TuneRecord {
+    TuneRecord {
+        family: family.into(),
+        variant: variant.into(),
+        shape: dims.iter().map(u64::to_string).collect::<Vec<_>>().join("x"),
+        dims: dims.to_vec(),
+        date: "2026-01-01T00:00:00Z".into(),
+        git_commit: "abc".into(),
+        budget_s: 60.0,
+        space: 10,
+        tried: 0,
+        pruned: Vec::new(),
+        candidates: Vec::new(),
+        head_to_head: Vec::new(),
+        best: None,
+        best_hash: None,
+        best_median_ms: None,
+        best_rate: None,
     }
 }
