@@ -13,6 +13,7 @@ pub mod baselines;
 pub mod bench_run;
 pub mod compare;
 pub mod fleet;
+pub mod prune;
 pub mod report;
 pub mod roofline;
 pub mod store;

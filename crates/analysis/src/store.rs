@@ -261,7 +261,7 @@ fn view(runs: &[&Run], by: Group) -> View {
 /// What a run's note is about, so a newer note on it replaces the older in a view as entries do:
 /// its text before the first ": " ("tensor 4096x4096x4096: cuBLASLt best ..."), with the parts
 /// after it that hold no space, a variant's name ("l2: l2_01_working_set: L2 inferred ...").
-fn note_subject(text: &str) -> &str {
+pub(crate) fn note_subject(text: &str) -> &str {
     let mut end = text.find(": ").unwrap_or(text.len());
     while let Some(next) = text.get(end + 2..).and_then(|rest| rest.find(": ")).map(|i| end + 2 + i) {
         if text[end + 2..next].contains(' ') {

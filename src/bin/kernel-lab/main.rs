@@ -93,6 +93,9 @@ enum Cmd {
     History(results::HistoryArgs),
     /// Stored results side by side: a column per GPU model (or card) of each results folder.
     Report(results::ReportArgs),
+    /// Leaner results folders: finished tune runs folded into the folder's tunings file, runs a
+    /// newer run supersedes record by record removed; report, compare and advise read the same.
+    Prune(results::PruneArgs),
     /// The spec sheet's GPUs ranked for a workload (BERT, ResNet-50, a GEMM): the sheet's bound
     /// scaled by the efficiency the lab measured, by time, per dollar and per watt.
     Advise(advise::AdviseArgs),
@@ -195,6 +198,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         }
         Cmd::Compare(args) => results::compare(&args),
         Cmd::History(args) => results::history(&args),
+        Cmd::Prune(args) => results::prune(&args),
         Cmd::Worker { gpu } => Ok(kernel_lab::measure::isolate::worker(gpu).map(|()| exit::OK)?),
         Cmd::Report(args) => results::report(&args),
         Cmd::Tune(args) => measure::tune(&args),

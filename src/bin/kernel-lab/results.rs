@@ -1,5 +1,5 @@
 //! Stored results: `report` renders them side by side, `compare` judges two of them entry by
-//! entry, `history` follows one variant across runs.
+//! entry, `history` follows one variant across runs, `prune` keeps a folder lean.
 
 use std::path::{Path, PathBuf};
 
@@ -296,5 +296,35 @@ pub fn history(args: &HistoryArgs) -> Result<u8> {
         ]);
     }
     outln!("{t}");
+    Ok(exit::OK)
+}
+
+#[derive(clap::Args)]
+pub struct PruneArgs {
+    /// A results folder: each folder of run files under it is pruned on its own.
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    /// Say what would go, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `prune`: finished tune runs folded into their folder's tunings file, and the runs a newer run
+/// of their folder supersedes record by record removed; what `report` reads stays as it was.
+pub fn prune(args: &PruneArgs) -> Result<u8> {
+    use kernel_lab::analysis::prune;
+    let plan = prune::plan(&args.results_dir)?;
+    let name = |p: &Path| p.strip_prefix(&args.results_dir).unwrap_or(p).display().to_string();
+    for p in &plan.folded {
+        outln!("fold into {}: {}", prune::TUNINGS, name(p));
+    }
+    for p in &plan.superseded {
+        outln!("superseded: {}", name(p));
+    }
+    if !args.dry_run {
+        prune::apply(&plan)?;
+    }
+    let verb = if args.dry_run { "would leave" } else { "left" };
+    outln!("{} folded, {} superseded; {verb} {} run files", plan.folded.len(), plan.superseded.len(), plan.kept);
     Ok(exit::OK)
 }
