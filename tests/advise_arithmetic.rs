@@ -301,7 +301,15 @@ fn a_constraint_leaves_a_gpu_out_only_past_its_edge() {
     assert!(close(r.memory_gb.unwrap(), gb(64.0)));
     assert_eq!(r.excluded, Some(format!("needs {:.0} GB, has 24", gb(64.0))));
     assert!(rows.iter().all(|r| r.excluded.is_some() == (r.memory_gb.unwrap() > gpu(r.gpu).memory_gb as f64)));
-    assert_eq!(Workload::Resnet50.memory_gb(256, Precision::Fp16, Mode::Train), None);
+    // ResNet-50's: 14 bytes a parameter under autocast, the fp32 images, and per image what
+    // autograd saves: 21,073,920 activations of 2 bytes (the stem's input, conv outputs and ReLU
+    // outputs, stage by stage) and the max pool's 200,704 int64 indices.
+    let per_image = 21_073_920.0 * 2.0 + 200_704.0 * 8.0 + 3.0 * 224.0 * 224.0 * 4.0;
+    let m = Workload::Resnet50.memory_gb(256, Precision::Fp16, Mode::Train).unwrap();
+    assert!(close(m, (25.6e6 * 14.0 + 256.0 * per_image) / 1e9), "{m}");
+    let fp32 = Workload::Resnet50.memory_gb(256, Precision::Fp32, Mode::Train).unwrap();
+    assert!(fp32 > 1.9 * m && fp32 < 2.0 * m, "fp32 activations twice the bytes, no fp16 copies: {fp32} against {m}");
+    assert_eq!(Workload::Resnet50.memory_gb(256, Precision::Fp16, Mode::Infer), None);
 }
 
 #[test]
