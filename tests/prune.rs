@@ -104,3 +104,20 @@ fn a_folder_that_cannot_be_read_is_an_error_that_names_it() {
     let err = prune::plan(Path::new("/nonexistent/results")).unwrap_err();
     assert!(err.to_string().contains("/nonexistent/results"), "{err}");
 }
+
+#[test]
+fn a_folder_of_two_gpu_models_is_refused_not_pruned_across_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = write(dir.path(), "2026-01-01T00:00:00Z", RunKind::Bench, &[entry("sgemm_01", 1024, 1.0)], true);
+    let mut h100 = h200("2026-01-02T00:00:00Z", RunKind::Bench);
+    h100.device.name = "NVIDIA H100 80GB HBM3".into();
+    let mut w = store::Writer::create(dir.path(), &h100).unwrap();
+    w.append(&entry("sgemm_01", 1024, 2.0)).unwrap();
+    w.append(&Record::End(Default::default())).unwrap();
+    // Copied into the H200's folder by hand, the H100's run would repeat the H200's entry.
+    std::fs::rename(&w.path, first.parent().unwrap().join("copied.jsonl")).unwrap();
+    let err = prune::plan(dir.path()).unwrap_err();
+    assert_eq!(err.exit_code(), 2, "{err}");
+    assert!(err.to_string().contains("2 GPU models") && !err.to_string().contains('\n'), "{err}");
+    assert!(first.exists());
+}

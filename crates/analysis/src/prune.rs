@@ -71,6 +71,19 @@ pub fn plan(dir: &Path) -> Result<Prune> {
     for folder in folders {
         let mut mine: Vec<&Run> = runs.iter().filter(|r| r.path.parent() == Some(folder.as_path())).collect();
         mine.sort_by(|a, b| a.header.run.date.cmp(&b.header.run.date).then(a.path.cmp(&b.path)));
+        // Reading merges a model's runs, not a folder's: runs of two models in one folder would
+        // seem to repeat each other.
+        let mut models: Vec<String> = mine.iter().map(|r| r.header.device.slug()).collect();
+        models.sort();
+        models.dedup();
+        if models.len() > 1 {
+            return Err(LabError::Usage(format!(
+                "{} holds runs of {} GPU models ({}): prune takes folders of one model's runs, as bench writes them",
+                folder.display(),
+                models.len(),
+                models.join(", ")
+            )));
+        }
         plan_folder(&folder, &mine, &mut prune)?;
     }
     Ok(prune)
