@@ -67,16 +67,19 @@ fn a_run_goes_where_newer_runs_repeat_every_record_it_holds_and_a_report_reads_t
         &[tuning("sgemm_08", 4096, "2026-01-06T00:00:00Z", 45.0), tuning("sgemm_08", 1024, "2026-01-06T00:00:00Z", 30.0)],
         true,
     );
+    // A search killed, then taken up by t2 (same arguments): t2's run holds what it finished.
+    let killed = write(d, "2026-01-05T12:00:00Z", RunKind::Tune, &[], false);
+    // A search killed after every finished one: `tune` with its arguments would take it up.
     let searching = write(d, "2026-01-07T00:00:00Z", RunKind::Tune, &[], false);
     let before = read(d);
 
     let plan = prune::plan(d).unwrap();
-    assert_eq!(plan.superseded, vec![old.clone()], "only the run whose every entry a newer run repeats");
+    assert_eq!(plan.superseded, vec![killed.clone(), old.clone()], "the run whose every entry a newer run repeats, the search taken up");
     assert_eq!(plan.folded, vec![t1.clone(), t2.clone()]);
     assert!(old.exists() && t1.exists(), "planning changes nothing");
     prune::apply(&plan).unwrap();
 
-    for gone in [&old, &t1, &t2] {
+    for gone in [&old, &t1, &t2, &killed] {
         assert!(!gone.exists(), "{} left", gone.display());
     }
     for kept in [&own, &cut, &new, &searching] {
@@ -91,7 +94,7 @@ fn a_run_goes_where_newer_runs_repeat_every_record_it_holds_and_a_report_reads_t
 
     // Pruned again: nothing more goes, and a later tune run folds into the tunings file.
     let again = prune::plan(d).unwrap();
-    assert!(again.superseded.is_empty() && again.folded.is_empty() && again.tunings.is_none());
+    assert!(again.superseded.is_empty() && again.folded.is_empty() && again.tunings.is_empty());
     write(d, "2026-01-08T00:00:00Z", RunKind::Tune, &[tuning("sgemm_08", 1024, "2026-01-08T00:00:00Z", 33.0)], true);
     let before = read(d);
     prune::apply(&prune::plan(d).unwrap()).unwrap();
@@ -120,4 +123,20 @@ fn a_folder_of_two_gpu_models_is_refused_not_pruned_across_them() {
     assert_eq!(err.exit_code(), 2, "{err}");
     assert!(err.to_string().contains("2 GPU models") && !err.to_string().contains('\n'), "{err}");
     assert!(first.exists());
+}
+
+#[test]
+fn only_a_folder_is_pruned_and_never_the_named_baselines() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = write(dir.path(), "2026-01-01T00:00:00Z", RunKind::Tune, &[tuning("sgemm_08", 4096, "2026-01-01T00:00:00Z", 1.0)], true);
+    let file = prune::plan(&run).unwrap_err();
+    assert!(file.to_string().contains("not a folder") && file.exit_code() == 2, "{file}");
+    let baselines = run.parent().unwrap().join("baselines");
+    std::fs::create_dir(&baselines).unwrap();
+    std::fs::copy(&run, baselines.join("before.jsonl")).unwrap();
+    let named = prune::plan(&baselines).unwrap_err();
+    assert!(named.to_string().contains("baselines") && named.exit_code() == 2, "{named}");
+    // From the folder above, the baselines are not read, so not pruned.
+    let plan = prune::plan(dir.path()).unwrap();
+    assert!(plan.superseded.iter().chain(&plan.folded).all(|p| !p.starts_with(&baselines)));
 }

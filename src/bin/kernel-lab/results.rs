@@ -314,15 +314,15 @@ pub struct PruneArgs {
 pub fn prune(args: &PruneArgs) -> Result<u8> {
     use kernel_lab::analysis::prune;
     let plan = prune::plan(&args.results_dir)?;
+    if !args.dry_run {
+        prune::apply(&plan)?;
+    }
     let name = |p: &Path| p.strip_prefix(&args.results_dir).unwrap_or(p).display().to_string();
     for p in &plan.folded {
-        outln!("fold into {}: {}", prune::TUNINGS, name(p));
+        outln!("folded into {}: {}", prune::TUNINGS, name(p));
     }
     for p in &plan.superseded {
         outln!("superseded: {}", name(p));
-    }
-    if !args.dry_run {
-        prune::apply(&plan)?;
     }
     let verb = if args.dry_run { "would leave" } else { "left" };
     outln!("{} folded, {} superseded; {verb} {} run files", plan.folded.len(), plan.superseded.len(), plan.kept);
