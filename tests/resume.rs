@@ -122,7 +122,6 @@ fn a_tuning_that_picked_the_manifests_configuration_adds_no_tuned_subject() {
         best_hash: Some("ab".into()),
         ..common::tune_record("sgemm", "sgemm_08_double_buffered", &[512; 3])
     };
-
     let manifest = registry::by_name("sgemm_08_double_buffered").unwrap().config();
     let tuned_subjects = |best: Config| {
         let opts = Options { filter: Some("sgemm_08_double_buffered".into()), sizes: vec!["512".into()], tuned: vec![record(best)], ..Options::default() };

@@ -230,16 +230,16 @@ impl Workload {
     /// Memory a training step needs on one GPU, GB, where the lab can say. BERT: weights,
     /// gradients and Adam's state at 16 bytes a parameter (mixed precision), and the activations of
     /// Korthikanti et al. (2022), s·b·h·(34 + 5·a·s/h) bytes a layer at 2 bytes an element.
-    /// ResNet-50: weights, gradients and SGD's momentum at 12 bytes a parameter, 2 more for the fp16
-    /// copies autocast keeps through a step, the batch of fp32 images, and what autograd saves for
-    /// the backward pass (`resnet_saved_bytes`), in the GEMMs' output type. None for inference, whose peak is one layer's
-    /// transients, which the lab does not model.
+    /// ResNet-50: weights, gradients and SGD's momentum at 12 bytes a parameter, 2 more for the
+    /// fp16 or bf16 copies autocast keeps through a step, the batch of fp32 images, and what
+    /// autograd saves for the backward pass (`resnet_saved_bytes`). None for inference, whose
+    /// peak is one layer's transients, which the lab does not model.
     pub fn memory_gb(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
         if mode == Mode::Infer {
             return None;
         }
         if *self == Workload::Resnet50 {
-            let per_parameter = 12.0 + if p.bytes() < 4.0 { 2.0 } else { 0.0 };
+            let per_parameter = 12.0 + if autocast(p) { 2.0 } else { 0.0 };
             let images = 3.0 * 224.0 * 224.0 * 4.0;
             return Some((self.parameters()? * per_parameter + batch as f64 * (images + resnet_saved_bytes(p))) / 1e9);
         }
@@ -335,16 +335,23 @@ fn resnet_activations() -> f64 {
     112.0 * 112.0 * 64.0 + 56.0 * 56.0 * 64.0 + blocks
 }
 
+/// Whether a training step in `p` runs under autocast: fp32 weights, 16-bit activations.
+fn autocast(p: Precision) -> bool {
+    matches!(p, Precision::Fp16 | Precision::Bf16)
+}
+
 /// What autograd keeps of one image through a ResNet-50 training step (torchvision's, ReLUs in
-/// place), bytes, activations in `p`'s storage: each convolution's input (the stem's, the image
-/// cast to `p`); each batch norm's input, the convolution's output; each ReLU's output, which the
-/// next convolution reads (the residual add keeps nothing, its output is the block's, ReLU'd in
-/// place); the max pool's int64 indices. A stage's first block runs its 1x1 at the previous
-/// stage's resolution (the stride is its 3x3's) and adds a downsampling convolution and batch
-/// norm, whose input is the block's.
+/// place), bytes, activations in the GEMMs' output type: each convolution's input (the stem's,
+/// under autocast, the image's 16-bit copy; else the image itself, counted with the batch); each
+/// batch norm's input, the convolution's output; each ReLU's output, which the next convolution
+/// reads (the residual add keeps nothing, its output is the block's, ReLU'd in place); the max
+/// pool's int64 indices. A stage's first block runs its 1x1 at the previous stage's resolution
+/// (the stride is its 3x3's) and adds a downsampling convolution and batch norm, whose input is
+/// the block's.
 fn resnet_saved_bytes(p: Precision) -> f64 {
     let e = p.out_bytes();
-    let stem = 3.0 * 224.0 * 224.0 + 2.0 * 112.0 * 112.0 * 64.0 + 56.0 * 56.0 * 64.0;
+    let image = if autocast(p) { 3.0 * 224.0 * 224.0 } else { 0.0 };
+    let stem = image + 2.0 * 112.0 * 112.0 * 64.0 + 56.0 * 56.0 * 64.0;
     let stages = [(56.0, 64.0, 3.0, 56.0), (28.0, 128.0, 4.0, 56.0), (14.0, 256.0, 6.0, 28.0), (7.0, 512.0, 3.0, 14.0)];
     // Per block: the three convolutions' outputs (c, c, 4c channels) kept by their batch norms,
     // two ReLU outputs (c) and the block's (4c); in the first, the 1x1's two at `first` and
