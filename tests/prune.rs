@@ -40,8 +40,11 @@ fn tuning(variant: &str, n: u64, date: &str, rate: f64) -> Record {
     }))
 }
 
-/// What a report reads from `dir`: the merged entries (variant, shape, rate) and tunings.
-fn read(dir: &Path) -> (Vec<(String, String, Option<f64>)>, Vec<(String, String, Option<f64>)>) {
+/// Rows of (variant, shape, rate).
+type Rows = Vec<(String, String, Option<f64>)>;
+
+/// What a report reads from `dir`: the merged entries and tunings.
+fn read(dir: &Path) -> (Rows, Rows) {
     let runs = store::read(&[dir.to_path_buf()]).unwrap();
     let v = &store::views(&runs, Group::Model)[0];
     let mut entries: Vec<_> = v.entries.iter().map(|e| (e.variant.clone(), e.shape.clone(), e.rate)).collect();
