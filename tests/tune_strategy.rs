@@ -202,7 +202,7 @@ fn a_pick_is_judged_against_the_manifest_under_one_timing_policy() {
     // kernel), and it is still no slower than itself.
     let alone = record(&[(manifest, 1.00, 100.0)], &[(manifest, 1.15)]);
     let g = alone.gain_over(manifest).unwrap();
-    assert_eq!((g.manifest_ms, g.best_ms, g.gain), (1.15, 1.15, 1.0));
+    assert_eq!((g.manifest_ms, g.best_ms, g.gain, g.head_to_head), (1.15, 1.15, 1.0, true));
     // Both finalists: the head-to-head judges.
     let both = record(&[(manifest, 1.00, 100.0), (other, 0.95, 100.0 / 0.95)], &[(manifest, 1.20), (other, 1.10)]);
     let g = both.gain_over(manifest).unwrap();
@@ -211,7 +211,7 @@ fn a_pick_is_judged_against_the_manifest_under_one_timing_policy() {
     // The manifest not a finalist: the search pass judges, never its time against a re-timing.
     let alone_pick = record(&[(manifest, 1.00, 100.0), (other, 0.80, 125.0)], &[(other, 1.05)]);
     let g = alone_pick.gain_over(manifest).unwrap();
-    assert_eq!((g.manifest_ms, g.best_ms, g.gain), (1.00, 0.80, 1.25));
+    assert_eq!((g.manifest_ms, g.best_ms, g.gain, g.head_to_head), (1.00, 0.80, 1.25, false));
     // No verified manifest, no pick, or no rate: nothing to compare.
     assert!(record(&[(other, 0.80, 125.0)], &[(other, 1.05)]).gain_over(manifest).is_none());
     assert!(record(&[(manifest, 1.00, 100.0)], &[]).gain_over(manifest).is_none());

@@ -92,11 +92,11 @@ impl TuneRecord {
         };
         // Work = rate x time of the search pass; the head-to-head's rate is that work over its time.
         // A manifest whose re-timing failed is judged on the search pass with the pick.
-        let (manifest_ms, best_ms, gain) = match (finals(manifest), finals(best)) {
-            (Some(m), Some(b)) => (m, b, (b_rate * b_ms / b) / (m_rate * m_ms / m)),
-            _ => (m_ms, b_ms, b_rate / m_rate),
+        let (manifest_ms, best_ms, gain, head_to_head) = match (finals(manifest), finals(best)) {
+            (Some(m), Some(b)) => (m, b, (b_rate * b_ms / b) / (m_rate * m_ms / m), true),
+            _ => (m_ms, b_ms, b_rate / m_rate, false),
         };
-        (gain.is_finite() && gain > 0.0).then_some(Gain { manifest_ms, best_ms, gain })
+        (gain.is_finite() && gain > 0.0).then_some(Gain { manifest_ms, best_ms, gain, head_to_head })
     }
 }
 
@@ -107,6 +107,8 @@ pub struct Gain {
     pub best_ms: f64,
     /// Of rates, not times: a constant may change the declared work.
     pub gain: f64,
+    /// Both timed head to head (the full policy), else both in the search pass.
+    pub head_to_head: bool,
 }
 
 /// JSON has no infinity: a failed round is written null and read back infinite, so a record with

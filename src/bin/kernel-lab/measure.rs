@@ -99,7 +99,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
         return crate::simulate::simulate(&a.results_dir, sel.family, &sel.variants, &sel.shapes, seeds);
     }
     let mut t = new_table(
-        ["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain"]
+        ["variant", "shape", "space", "tried", "ok", "rejected", "failed", "crashed", "manifest ms", "best ms", "best", "gain", "timed in"]
             .map(String::from)
             .to_vec(),
         false,
@@ -130,6 +130,7 @@ pub fn tune(a: &TuneArgs) -> Result<u8> {
             ms(gain.map(|g| g.best_ms).or(rec.best_median_ms)),
             rec.best.as_ref().map(|c| c.label()).unwrap_or_else(|| "none verified".into()),
             gain.map(|g| format!("{:.2}x", g.gain)).unwrap_or_else(|| "-".into()),
+            gain.map(|g| if g.head_to_head { "head-to-head" } else { "search pass" }).unwrap_or("-").into(),
         ]);
         maps.extend(heatmap(rec, false));
     })?;
