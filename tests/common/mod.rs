@@ -93,13 +93,6 @@ pub fn tune_record(family: &str, variant: &str, dims: &[u64]) -> TuneRecord {
         git_commit: "abc".into(),
         budget_s: 60.0,
         space: 10,
-        tried: 0,
-        pruned: Vec::new(),
-        candidates: Vec::new(),
-        head_to_head: Vec::new(),
-        best: None,
-        best_hash: None,
-        best_median_ms: None,
-        best_rate: None,
+        ..TuneRecord::default()
     }
 }

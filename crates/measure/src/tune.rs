@@ -268,14 +268,7 @@ impl Search<'_> {
             git_commit: self.git_commit.to_string(),
             budget_s: self.budget_s,
             space: all.len(),
-            tried: 0,
-            pruned: Vec::new(),
-            candidates: Vec::new(),
-            head_to_head: Vec::new(),
-            best: None,
-            best_hash: None,
-            best_median_ms: None,
-            best_rate: None,
+            ..TuneRecord::default()
         };
         let mut runnable = Vec::new();
         for c in all {

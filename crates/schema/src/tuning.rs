@@ -36,8 +36,9 @@ pub struct Candidate {
     pub hash: Option<String>,
 }
 
-/// The outcome of tuning one variant at one shape on this device.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// The outcome of tuning one variant at one shape on this device. Its default is a search that
+/// has tried nothing yet: no candidates, no pick.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 pub struct TuneRecord {
     pub family: String,
     pub variant: String,
