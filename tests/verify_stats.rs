@@ -242,3 +242,12 @@ fn a_non_finite_element_outside_the_sample_is_described_without_a_reference() {
     let c = against(&[1.0, 9.0], &want, Precision::Fp32);
     assert!(c.describe().contains("[1] got 9e0 want 2e0"), "{}", c.describe());
 }
+
+#[test]
+fn an_output_that_does_not_repeat_its_bits_fails_and_says_so() {
+    let exact = against(&[1.0, 2.0], &[1.0, 2.0], Precision::Fp32);
+    assert!(exact.passed() && !exact.describe().contains("bits"));
+    let drifted = kernel_lab::measure::verify::Check { unrepeated: 1, ..exact };
+    assert!(!drifted.passed(), "a column sum whose bits moved between launches passed");
+    assert!(drifted.describe().contains("1 not the bits of the first launch"), "{}", drifted.describe());
+}

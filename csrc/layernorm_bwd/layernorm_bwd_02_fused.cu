@@ -3,8 +3,8 @@
 // the row's length is a multiple of 4), writes dx from them once the team agrees on the row's
 // sums, and keeps, for those same columns, running sums of dy * xhat and dy over every row its
 // team takes: the column sums come from the registers dx was computed from. The block's teams
-// then add their sums in shared memory, the block writes its partial rows, and the grid finishes
-// dgamma and dbeta after a barrier, as rung 1 does.
+// then add their sums in shared memory, in turn, the block writes its partial rows, and the grid
+// finishes dgamma and dbeta after a barrier, as rung 1 does.
 // Teaches: fusing the two reductions: a thread always holds the same columns, so the column sums
 // ride along with the row pass for 2 x PER_THREAD more registers.
 // Limits: columns past TEAM x PER_THREAD are read again for dx and once more for their column
@@ -43,8 +43,8 @@ __device__ __forceinline__ void fold(float4& cg, float4& cb, float4 x, float4 dy
     fold(cg.x, cb.x, x.x, dy.x, mean, rstd), fold(cg.y, cb.y, x.y, dy.y, mean, rstd);
     fold(cg.z, cb.z, x.z, dy.z, mean, rstd), fold(cg.w, cb.w, x.w, dy.w, mean, rstd);
 }
-__device__ __forceinline__ void share(float* at, float v) { atomicAdd(at, v); }
-__device__ __forceinline__ void share(float* at, float4 v) { atomicAdd(at, v.x), atomicAdd(at + 1, v.y), atomicAdd(at + 2, v.z), atomicAdd(at + 3, v.w); }
+__device__ __forceinline__ void share(float* at, float v) { *at += v; }
+__device__ __forceinline__ void share(float* at, float4 v) { at[0] += v.x, at[1] += v.y, at[2] += v.z, at[3] += v.w; }
 template <typename V>
 __device__ __forceinline__ V zero() { return V{}; }
 
@@ -86,10 +86,18 @@ __device__ __forceinline__ void slab(const lab_layernorm_bwd_args& p, lab_slab s
         }
         for (int j = K * TEAM + t; j < m; j += TEAM) dx[j] = dx_of(x[j], dy[j], gamma[j], mean, rstd, row);
     }
+    // The teams add their column sums in turn, team 0 first, a barrier each: the order is fixed,
+    // so dgamma and dbeta come out the same bits from launch to launch (shared-memory atomics
+    // would add in whatever order the warps arrive), for ROWS_PER_BLOCK barriers a block.
+    for (int turn = 0; turn < ROWS_PER_BLOCK; ++turn) {
+        if (team == turn) {
 #pragma unroll
-    for (int k = 0; k < K; ++k) {
-        const int j = k * TEAM + t;
-        if (j < n) share(shared_g + W * j, cg[k]), share(shared_b + W * j, cb[k]);
+            for (int k = 0; k < K; ++k) {
+                const int j = k * TEAM + t;
+                if (j < n) share(shared_g + W * j, cg[k]), share(shared_b + W * j, cb[k]);
+            }
+        }
+        __syncthreads();
     }
 }
 

@@ -62,7 +62,7 @@ pub fn check(output: &[f32], count: usize, reference: &(dyn Fn(usize) -> (usize,
     let worst = off.iter().map(|o| o.1).fold(0.0, f64::max);
     first_bad.extend(off.into_iter().flat_map(|o| o.2));
     first_bad.truncate(FIRST_BAD);
-    Check { error: norm(num, den), tolerance, compared: count, nonfinite, beyond, worst: relative(worst, rms), first_bad }
+    Check { error: norm(num, den), tolerance, compared: count, nonfinite, beyond, worst: relative(worst, rms), unrepeated: 0, first_bad }
 }
 
 /// The check from the GPU's comparison of every element of an output (`gpu::compare`) with its
@@ -76,6 +76,7 @@ pub fn from_sums(sums: &Sums, elements: usize, precision: Precision, first: Opti
         nonfinite: sums.nonfinite as usize,
         beyond: sums.beyond as usize,
         worst: relative(sums.worst, rms),
+        unrepeated: 0,
         first_bad: first.into_iter().collect(),
     }
 }
@@ -117,6 +118,7 @@ pub fn check_words(first_bad: Option<(usize, u32, u32)>, compared: usize) -> Che
         nonfinite: 0,
         beyond: usize::from(first_bad.is_some()),
         worst: 0.0,
+        unrepeated: 0,
         first_bad: first_bad.map(|(i, g, w)| (i, g as f64, w as f64)).into_iter().collect(),
     }
 }
