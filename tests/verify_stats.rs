@@ -73,7 +73,7 @@ fn an_element_is_beyond_when_off_by_more_than_the_element_bound_times_the_tolera
     assert_eq!(c.first_bad.iter().map(|b| b.0).collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
     assert_eq!(c.beyond, 8);
     // Nothing compared: nothing wrong.
-    let c = check(&[], 0, &|i| (i, 0.0), Precision::Fp32);
+    let c = check::<f32>(&[], 0, &|i| (i, 0.0), Precision::Fp32);
     assert!(c.passed() && c.error == 0.0 && c.compared == 0 && c.first_bad.is_empty());
 }
 

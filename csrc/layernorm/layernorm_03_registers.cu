@@ -9,6 +9,7 @@
 #include "lab_layernorm.h"
 #include "layernorm_row.cuh"
 #include "row_geometry.cuh"
+#include "row_storage.cuh"
 
 static_assert(PER_THREAD % 4 == 0, "whole float4s a thread");
 
@@ -22,23 +23,24 @@ __device__ __forceinline__ float4 affine(float4 v, float mean, float rstd, float
 
 // One row in V-wide pieces (n of them): K pieces a thread held, the rest streamed.
 template <typename V, int K>
-__device__ __forceinline__ void row(const V* x, V* y, const V* g, const V* b, int n, int cols, float eps, int t, float* scratch) {
+__device__ __forceinline__ void row(const lab_mem<V>* x, lab_mem<V>* y, const lab_mem<V>* g, const lab_mem<V>* b, int n, int cols, float eps, int t,
+                                    float* scratch) {
     V v[K];
     lab_welford w;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int j = k * TEAM + t;
-        if (j < n) v[k] = x[j], fold(w, v[k]);
+        if (j < n) v[k] = lab_load(x + j), fold(w, v[k]);
     }
-    for (int j = K * TEAM + t; j < n; j += TEAM) fold(w, x[j]);
+    for (int j = K * TEAM + t; j < n; j += TEAM) fold(w, lab_load(x + j));
     w = lab_team_welford<TEAM>(w, scratch);
     const float rstd = rsqrtf(__fdividef(w.m2, cols) + eps);
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int j = k * TEAM + t;
-        if (j < n) y[j] = affine(v[k], w.mean, rstd, g[j], b[j]);
+        if (j < n) lab_store(y + j, affine(v[k], w.mean, rstd, lab_load(g + j), lab_load(b + j)));
     }
-    for (int j = K * TEAM + t; j < n; j += TEAM) y[j] = affine(x[j], w.mean, rstd, g[j], b[j]);
+    for (int j = K * TEAM + t; j < n; j += TEAM) lab_store(y + j, affine(lab_load(x + j), w.mean, rstd, lab_load(g + j), lab_load(b + j)));
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) layernorm_03_registers(lab_layernorm_args p) {
@@ -47,10 +49,10 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) layernorm_03_registers(lab
     const int cols = r < p.rows ? p.cols : 0;
     const size_t at = (size_t)r * p.cols;
     if (p.cols % 4 == 0) {
-        row<float4, PER_THREAD / 4>(lab_ptr<const float4>(p.src + 4 * at), lab_ptr<float4>(p.dst + 4 * at), lab_ptr<const float4>(p.gamma),
-                                    lab_ptr<const float4>(p.beta), cols / 4, p.cols, p.eps, t, scratch);
+        row<float4, PER_THREAD / 4>(lab_ptr<const lab_elem4>(p.src + sizeof(lab_elem) * at), lab_ptr<lab_elem4>(p.dst + sizeof(lab_elem) * at),
+                                    lab_ptr<const lab_elem4>(p.gamma), lab_ptr<const lab_elem4>(p.beta), cols / 4, p.cols, p.eps, t, scratch);
     } else {
-        row<float, PER_THREAD>(lab_ptr<const float>(p.src) + at, lab_ptr<float>(p.dst) + at, lab_ptr<const float>(p.gamma),
-                               lab_ptr<const float>(p.beta), cols, p.cols, p.eps, t, scratch);
+        row<float, PER_THREAD>(lab_ptr<const lab_elem>(p.src) + at, lab_ptr<lab_elem>(p.dst) + at, lab_ptr<const lab_elem>(p.gamma),
+                               lab_ptr<const lab_elem>(p.beta), cols, p.cols, p.eps, t, scratch);
     }
 }

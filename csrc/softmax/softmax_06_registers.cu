@@ -10,6 +10,7 @@
 #include "lab_softmax.h"
 #include "softmax_row.cuh"
 #include "row_geometry.cuh"
+#include "row_storage.cuh"
 
 static_assert(PER_THREAD % 4 == 0, "whole float4s a thread");
 
@@ -37,28 +38,31 @@ __device__ __forceinline__ float4 padding<float4>() { return make_float4(-LAB_IN
 
 // One row in V-wide pieces (n of them): K pieces a thread held, the rest streamed.
 template <typename V, int K>
-__device__ __forceinline__ void row(const V* x, V* y, int n, int t, float* scratch) {
+__device__ __forceinline__ void row(const lab_mem<V>* x, lab_mem<V>* y, int n, int t, float* scratch) {
     V v[K];
     float m_held = -LAB_INF;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int j = k * TEAM + t;
-        v[k] = j < n ? x[j] : padding<V>();  // -inf adds nothing to the sum
+        v[k] = j < n ? lab_load(x + j) : padding<V>();  // -inf adds nothing to the sum
         m_held = fmaxf(m_held, lanes_max(v[k]));
     }
     lab_online o{m_held, 0.0f};
 #pragma unroll
     for (int k = 0; k < K; ++k) o.s += lanes_exp(v[k], m_held);  // v[k] now holds exp(x - m_held)
-    for (int j = K * TEAM + t; j < n; j += TEAM) lanes_add(o, x[j]);
+    for (int j = K * TEAM + t; j < n; j += TEAM) lanes_add(o, lab_load(x + j));
     const float m = lab_team_all<TEAM>(o.m, lab_max_op{}, scratch);
     const float inv = lab_softmax_inv(lab_team_all<TEAM>(o.s * lab_softmax_exp(o.m, m), lab_sum_op{}, scratch));
     const float f = lab_softmax_exp(m_held, m) * inv;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int j = k * TEAM + t;
-        if (j < n) y[j] = scaled(v[k], f);
+        if (j < n) lab_store(y + j, scaled(v[k], f));
     }
-    for (int j = K * TEAM + t; j < n; j += TEAM) y[j] = scaled_exp(x[j], m, inv);
+    for (int j = K * TEAM + t; j < n; j += TEAM) {
+        const V out = scaled_exp(lab_load(x + j), m, inv);
+        lab_store(y + j, out);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) softmax_06_registers(lab_softmax_args p) {
@@ -67,8 +71,9 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) softmax_06_registers(lab_s
     const int cols = r < p.rows ? p.cols : 0;
     const size_t at = (size_t)r * p.cols;
     if (p.cols % 4 == 0) {
-        row<float4, PER_THREAD / 4>(lab_ptr<const float4>(p.src + 4 * at), lab_ptr<float4>(p.dst + 4 * at), cols / 4, t, scratch);
+        row<float4, PER_THREAD / 4>(lab_ptr<const lab_elem4>(p.src + sizeof(lab_elem) * at), lab_ptr<lab_elem4>(p.dst + sizeof(lab_elem) * at), cols / 4,
+                                    t, scratch);
     } else {
-        row<float, PER_THREAD>(lab_ptr<const float>(p.src) + at, lab_ptr<float>(p.dst) + at, cols, t, scratch);
+        row<float, PER_THREAD>(lab_ptr<const lab_elem>(p.src) + at, lab_ptr<lab_elem>(p.dst) + at, cols, t, scratch);
     }
 }

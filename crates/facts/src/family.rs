@@ -11,8 +11,12 @@ pub enum FamilyId {
     Reduce,
     Transpose,
     Softmax,
+    SoftmaxFp16,
+    SoftmaxBf16,
     SoftmaxBwd,
     LayerNorm,
+    LayerNormFp16,
+    LayerNormBf16,
     LayerNormBwd,
     Sgemm,
     Tensor,
@@ -53,15 +57,48 @@ pub enum GemmInput {
     Fp8,
 }
 
+/// How a family keeps its elements in memory. The row-wise families come in three: fp32, and
+/// fp16 or bf16 storage with fp32 arithmetic and statistics (a half-precision model's softmax and
+/// layer norm), each its own family so that its baseline and tolerance are of its storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Storage {
+    Fp32,
+    Fp16,
+    Bf16,
+}
+
+impl Storage {
+    /// Bytes an element.
+    pub fn bytes(self) -> u64 {
+        match self {
+            Storage::Fp32 => 4,
+            Storage::Fp16 | Storage::Bf16 => 2,
+        }
+    }
+
+    /// The type csrc/include/row_storage.cuh names for it, which the build passes as LAB_ELEM.
+    pub fn c_type(self) -> &'static str {
+        match self {
+            Storage::Fp32 => "float",
+            Storage::Fp16 => "lab_fp16",
+            Storage::Bf16 => "lab_bf16",
+        }
+    }
+}
+
 /// Every family, its name and its role, in the order tables list them.
-const FAMILIES: [(FamilyId, &str, Role); 15] = [
+const FAMILIES: [(FamilyId, &str, Role); 19] = [
     (FamilyId::Memory, "memory", Role::DramCeiling),
     (FamilyId::L2, "l2", Role::L2Ceiling),
     (FamilyId::Reduce, "reduce", Role::MemoryBound),
     (FamilyId::Transpose, "transpose", Role::MemoryBound),
     (FamilyId::Softmax, "softmax", Role::MemoryBound),
+    (FamilyId::SoftmaxFp16, "softmax_fp16", Role::MemoryBound),
+    (FamilyId::SoftmaxBf16, "softmax_bf16", Role::MemoryBound),
     (FamilyId::SoftmaxBwd, "softmax_bwd", Role::MemoryBound),
     (FamilyId::LayerNorm, "layernorm", Role::MemoryBound),
+    (FamilyId::LayerNormFp16, "layernorm_fp16", Role::MemoryBound),
+    (FamilyId::LayerNormBf16, "layernorm_bf16", Role::MemoryBound),
     (FamilyId::LayerNormBwd, "layernorm_bwd", Role::MemoryBound),
     (FamilyId::Sgemm, "sgemm", Role::Gemm(GemmInput::Fp32)),
     (FamilyId::Tensor, "tensor", Role::Gemm(GemmInput::Fp16)),
@@ -89,6 +126,15 @@ impl FamilyId {
 
     pub fn role(self) -> Role {
         self.row().2
+    }
+
+    /// How its kernels store elements: fp32 but for the fp16 and bf16 row-wise families.
+    pub fn storage(self) -> Storage {
+        match self {
+            FamilyId::SoftmaxFp16 | FamilyId::LayerNormFp16 => Storage::Fp16,
+            FamilyId::SoftmaxBf16 | FamilyId::LayerNormBf16 => Storage::Bf16,
+            _ => Storage::Fp32,
+        }
     }
 
     /// The family named `name`; None for a name this build does not know (results of another

@@ -126,8 +126,12 @@ pub const PROTOCOLS: &[(FamilyId, &str)] = &[
     (FamilyId::Reduce, "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
     (FamilyId::Transpose, "TILE_X, TILE_Y (the tile one block moves)"),
     (FamilyId::Softmax, ROWS),
+    (FamilyId::SoftmaxFp16, ROWS),
+    (FamilyId::SoftmaxBf16, ROWS),
     (FamilyId::SoftmaxBwd, ROWS),
     (FamilyId::LayerNorm, ROWS),
+    (FamilyId::LayerNormFp16, ROWS),
+    (FamilyId::LayerNormBf16, ROWS),
     (FamilyId::LayerNormBwd, "BLOCKS_PER_SM (a resident grid: each block a slab of rows, the grid meeting at a barrier); ROWS_PER_BLOCK (rows of its slab a block takes at a time: BLOCK_X / ROWS_PER_BLOCK threads a row)"),
     (FamilyId::Sgemm, "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
     (FamilyId::Tensor, TENSOR_CORE),
@@ -153,9 +157,9 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
         (FamilyId::L2, _) => "lab_l2_args",
         (FamilyId::Reduce, _) => "lab_reduce_args",
         (FamilyId::Transpose, _) => "lab_transpose_args",
-        (FamilyId::Softmax, _) => "lab_softmax_args",
+        (FamilyId::Softmax | FamilyId::SoftmaxFp16 | FamilyId::SoftmaxBf16, _) => "lab_softmax_args",
         (FamilyId::SoftmaxBwd, _) => "lab_softmax_bwd_args",
-        (FamilyId::LayerNorm, _) => "lab_layernorm_args",
+        (FamilyId::LayerNorm | FamilyId::LayerNormFp16 | FamilyId::LayerNormBf16, _) => "lab_layernorm_args",
         (FamilyId::LayerNormBwd, _) => "lab_layernorm_bwd_args",
         (FamilyId::Peak, _) => "lab_peak_args",
         (FamilyId::Sgemm, _) => "lab_gemm_f32_args",
@@ -167,12 +171,18 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
     }
 }
 
-/// The define that names `abi`'s struct to the kernel, on nvcc's and NVRTC's command lines alike:
-/// `LAB_ARGS`. A kernel that serves two launches (tensor_04: the Tensor Core GEMM's struct, or the
-/// sgemm protocol's with STREAMK = 1) takes `LAB_ARGS` rather than choosing by an `#if` of its
-/// own, so the kernel and the host read the choice from this one function.
-pub fn args_define(family: FamilyId, launch: &Launch) -> String {
-    format!("-DLAB_ARGS={}", abi(family, launch))
+/// The defines the build derives for a kernel of `family` with `launch`, on nvcc's and NVRTC's
+/// command lines alike. `LAB_ARGS` names `abi`'s struct: a kernel that serves two launches
+/// (tensor_04: the Tensor Core GEMM's struct, or the sgemm protocol's with STREAMK = 1) takes it
+/// rather than choosing by an `#if` of its own, so the kernel and the host read the choice from
+/// one function. `LAB_ELEM` names the element type of a family that does not store fp32
+/// (`FamilyId::storage`); fp32 families' command lines go without it, as before it existed.
+pub fn generated_defines(family: FamilyId, launch: &Launch) -> Vec<String> {
+    let mut d = vec![format!("-DLAB_ARGS={}", abi(family, launch))];
+    if family.storage() != crate::family::Storage::Fp32 {
+        d.push(format!("-DLAB_ELEM={}", family.storage().c_type()));
+    }
+    d
 }
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
@@ -241,9 +251,9 @@ impl Launch {
                 (grid, Params::Reduce { single_pass })
             }
             FamilyId::Transpose => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
-            FamilyId::Softmax => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
+            FamilyId::Softmax | FamilyId::SoftmaxFp16 | FamilyId::SoftmaxBf16 => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
             FamilyId::SoftmaxBwd => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::SoftmaxBwd),
-            FamilyId::LayerNorm => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::LayerNorm),
+            FamilyId::LayerNorm | FamilyId::LayerNormFp16 | FamilyId::LayerNormBf16 => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::LayerNorm),
             FamilyId::LayerNormBwd => {
                 need("ROWS_PER_BLOCK")?;
                 (per_sm(true)?, Params::LayerNormBwd)

@@ -16,6 +16,10 @@ pub struct Manifest {
     /// in an entry), so a kernel's assumptions are written once.
     #[serde(default)]
     pub constraint_sets: BTreeMap<String, Vec<String>>,
+    /// The family whose folder holds the entries' files, for a family that builds another's
+    /// rungs with its own element type (softmax_fp16 from softmax's files, LAB_ELEM telling them
+    /// apart): the files keep that family's names, and each entry needs a name of its own.
+    pub sources: Option<String>,
     #[serde(rename = "variant", default)]
     pub variants: Vec<toml::Spanned<Entry>>,
 }
@@ -65,6 +69,8 @@ pub struct Entry {
 #[derive(Debug, Clone)]
 pub struct Checked {
     pub name: String,
+    /// The folder under csrc/ that holds `file`: the family's own, or its manifest's `sources`.
+    pub dir: String,
     pub file: String,
     pub symbol: String,
     pub rung: u32,
@@ -89,6 +95,10 @@ fn is_ident(s: &str) -> bool {
 /// Errors name the manifest, the entry's line and the entry.
 pub fn parse(family: &str, text: &str, constant: &dyn Fn(&str) -> Option<i64>) -> Result<Vec<Checked>, String> {
     let m: Manifest = toml::from_str(text).map_err(|e| format!("{family}/variants.toml: {e}"))?;
+    let dir = m.sources.clone().unwrap_or_else(|| family.to_string());
+    if !is_ident(&dir) {
+        return Err(format!("{family}/variants.toml: sources = \"{dir}\" must name a family's folder"));
+    }
     let mut out: Vec<Checked> = Vec::new();
     for spanned in m.variants {
         // The span is the entry's `[[variant]]` header.
@@ -97,18 +107,21 @@ pub fn parse(family: &str, text: &str, constant: &dyn Fn(&str) -> Option<i64>) -
         let at = format!("{family}/variants.toml:{line}: entry '{}'", e.name.as_deref().unwrap_or(&e.file));
         let stem = e.file.strip_suffix(".cu").ok_or_else(|| format!("{at}: file must end in .cu"))?;
         let rung = stem
-            .strip_prefix(family)
+            .strip_prefix(dir.as_str())
             .and_then(|r| r.strip_prefix('_'))
             .and_then(|r| r.split('_').next())
             .filter(|n| n.len() == 2)
             .and_then(|n| n.parse::<u32>().ok())
-            .ok_or_else(|| format!("{at}: file must be named {family}_NN_<technique>.cu"))?;
+            .ok_or_else(|| format!("{at}: file must be named {dir}_NN_<technique>.cu"))?;
         if !is_ident(stem) {
             return Err(format!("{at}: '{stem}' is not a C identifier, so it cannot be the entry symbol"));
         }
         let name = e.name.clone().unwrap_or_else(|| stem.to_string());
         if !name.starts_with(stem) {
             return Err(format!("{at}: a variant name must start with its file's stem '{stem}'"));
+        }
+        if dir != family && name == stem {
+            return Err(format!("{at}: a variant built from {dir}'s file needs a name of its own (say '{stem}_{}')", family.rsplit('_').next().unwrap_or(family)));
         }
         if out.iter().any(|c| c.name == name) {
             return Err(format!("{at}: variant name '{name}' is used twice"));
@@ -159,6 +172,7 @@ pub fn parse(family: &str, text: &str, constant: &dyn Fn(&str) -> Option<i64>) -
         }
         out.push(Checked {
             name,
+            dir: dir.clone(),
             file: e.file.clone(),
             symbol: stem.to_string(),
             rung,

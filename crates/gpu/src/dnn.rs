@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use cudarc::cudnn::sys::{self, cudnnSoftmaxAlgorithm_t, cudnnSoftmaxMode_t, cudnnTensorFormat_t};
-use cudarc::cudnn::{result, Cudnn, Softmax as DnnSoftmax, SoftmaxForward, TensorDescriptor};
+use cudarc::cudnn::{result, Cudnn, CudnnDataType, Softmax as DnnSoftmax, SoftmaxForward, TensorDescriptor};
 use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 
 use super::device::Gpu;
@@ -71,30 +71,49 @@ fn dnn_err(e: cudarc::cudnn::CudnnError) -> LabError {
     LabError::Cudnn(format!("{e:?}"))
 }
 
-/// cuDNN's softmax forward over the rows of a rows x cols fp32 matrix (CUDNN_SOFTMAX_ACCURATE,
+/// The element types the cuDNN baselines run on (fp32, and the softmax families' fp16 and
+/// bf16), with the 1 and 0 that scale their outputs.
+pub trait DnnElement: CudnnDataType + Copy {
+    const ONE: Self;
+    const ZERO: Self;
+}
+impl DnnElement for f32 {
+    const ONE: f32 = 1.0;
+    const ZERO: f32 = 0.0;
+}
+impl DnnElement for half::f16 {
+    const ONE: half::f16 = half::f16::ONE;
+    const ZERO: half::f16 = half::f16::ZERO;
+}
+impl DnnElement for half::bf16 {
+    const ONE: half::bf16 = half::bf16::ONE;
+    const ZERO: half::bf16 = half::bf16::ZERO;
+}
+
+/// cuDNN's softmax forward over the rows of a rows x cols matrix of `E` (CUDNN_SOFTMAX_ACCURATE,
 /// which subtracts the row's max; the instance mode over an N x C x 1 x 1 tensor).
-pub struct RowSoftmax {
-    softmax: DnnSoftmax<f32>,
-    desc: TensorDescriptor<f32>,
+pub struct RowSoftmax<E: DnnElement> {
+    softmax: DnnSoftmax<E>,
+    desc: TensorDescriptor<E>,
     _dnn: Arc<Cudnn>,
 }
 
-impl RowSoftmax {
-    pub fn new(gpu: &Gpu, rows: usize, cols: usize) -> Result<RowSoftmax> {
+impl<E: DnnElement> RowSoftmax<E> {
+    pub fn new(gpu: &Gpu, rows: usize, cols: usize) -> Result<RowSoftmax<E>> {
         loaded().clone().map_err(LabError::Unavailable)?;
         let int = |d: usize| i32::try_from(d).map_err(|_| LabError::Usage(format!("{d} is over cuDNN's int dimensions")));
         let (rows, cols) = (int(rows)?, int(cols)?);
         let dnn = Cudnn::new(gpu.stream.clone()).map_err(dnn_err)?;
-        let desc = dnn.create_4d_tensor::<f32>(cudnnTensorFormat_t::CUDNN_TENSOR_NCHW, [rows, cols, 1, 1]).map_err(dnn_err)?;
-        let softmax = dnn.create_softmax::<f32>(cudnnSoftmaxMode_t::CUDNN_SOFTMAX_MODE_INSTANCE).map_err(dnn_err)?;
+        let desc = dnn.create_4d_tensor::<E>(cudnnTensorFormat_t::CUDNN_TENSOR_NCHW, [rows, cols, 1, 1]).map_err(dnn_err)?;
+        let softmax = dnn.create_softmax::<E>(cudnnSoftmaxMode_t::CUDNN_SOFTMAX_MODE_INSTANCE).map_err(dnn_err)?;
         Ok(RowSoftmax { softmax, desc, _dnn: dnn })
     }
 
     /// dst = softmax(src) row by row, on the GPU's stream.
-    pub fn launch(&self, src: &CudaSlice<f32>, dst: &mut CudaSlice<f32>) -> Result<()> {
+    pub fn launch(&self, src: &CudaSlice<E>, dst: &mut CudaSlice<E>) -> Result<()> {
         let op = SoftmaxForward { softmax: &self.softmax, x: &self.desc, y: &self.desc };
-        // SAFETY: src and dst hold the rows x cols floats the descriptor describes.
-        unsafe { op.launch((1.0, 0.0), cudnnSoftmaxAlgorithm_t::CUDNN_SOFTMAX_ACCURATE, src, dst) }.map_err(dnn_err)
+        // SAFETY: src and dst hold the rows x cols elements the descriptor describes.
+        unsafe { op.launch((E::ONE, E::ZERO), cudnnSoftmaxAlgorithm_t::CUDNN_SOFTMAX_ACCURATE, src, dst) }.map_err(dnn_err)
     }
 }
 

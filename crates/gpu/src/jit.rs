@@ -85,14 +85,14 @@ fn target(spec: &VariantSpec, sm: u32) -> Target {
 /// and headers enter as `code` has them, since such an edit leaves the SASS as it was. Not a hash
 /// of the PTX: NVRTC 13.0 does not always make the same PTX of the same input (2 compiles in 12 of
 /// one sgemm_13 configuration differed), so a PTX hash would call current tunings stale at random.
-/// LAB_ARGS (`defines`) enters where the source or a header it includes names it; elsewhere the
-/// define changes nothing the compiler makes, so the tunings of kernels that spell out their
-/// struct stay current.
+/// The generated defines (LAB_ARGS, LAB_ELEM) enter where the source or a header it includes
+/// names one; elsewhere they change nothing the compiler makes, so the tunings of kernels that
+/// spell out their struct stay current.
 pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
     let set = registry::set()?;
     let headers = included(&spec.source, &set.headers);
     let mut texts = std::iter::once(spec.source.as_str()).chain(headers.iter().map(|(_, body)| body.as_str()));
-    let names_args = texts.any(|t| code(t).contains("LAB_ARGS"));
+    let names_args = texts.any(|t| ["LAB_ARGS", "LAB_ELEM"].iter().any(|d| code(t).contains(d)));
     let defs = if names_args { defines(spec, config)? } else { config.compiler_defines() };
     let mut h = Sha256::new();
     for part in [version()?, target(spec, sm).name()].into_iter().chain(defs) {
@@ -185,13 +185,13 @@ pub fn included<'a>(source: &str, headers: &'a [(String, String)]) -> Vec<&'a (S
     found
 }
 
-/// The defines NVRTC compiles `spec` with in `config`: the configuration's, and LAB_ARGS as nvcc
-/// gets it (`launch::args_define`).
+/// The defines NVRTC compiles `spec` with in `config`: the configuration's, and those nvcc gets
+/// from the build (`launch::generated_defines`).
 pub fn defines(spec: &VariantSpec, config: &Config) -> Result<Vec<String>> {
     let family = FamilyId::parse(&spec.family).ok_or_else(|| LabError::Usage(format!("family '{}' has no launch protocol", spec.family)))?;
     let launch = Launch::parse(&spec.family, &spec.arch, &|n| config.value(n)).map_err(LabError::Usage)?;
     let mut d = config.compiler_defines();
-    d.push(launch::args_define(family, &launch));
+    d.extend(launch::generated_defines(family, &launch));
     Ok(d)
 }
 

@@ -19,6 +19,7 @@ use lab_gpu::error;
 use lab_schema as schema;
 
 pub mod child;
+pub mod element;
 pub mod families;
 pub mod isolate;
 pub mod multi;

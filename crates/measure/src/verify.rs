@@ -5,6 +5,8 @@
 pub use crate::gpu::compare::Sums;
 pub use crate::schema::check::{Check, Precision, ELEMENT_BOUND};
 
+use crate::element::Element;
+
 const FIRST_BAD: usize = 5;
 /// Below this many elements a check runs on one thread.
 const PER_THREAD: usize = 1 << 20;
@@ -26,12 +28,18 @@ pub fn chunked<T: Send>(count: usize, least: usize, f: &(dyn Fn(std::ops::Range<
 /// element is beyond when it is non-finite or off by more than the element bound
 /// (`ELEMENT_BOUND` times the tolerance times the reference's RMS); any such element fails the
 /// check, however small its share of the norm.
-pub fn check(output: &[f32], count: usize, reference: &(dyn Fn(usize) -> (usize, f64) + Sync), precision: Precision) -> Check {
+pub fn check<T: Copy + Into<f64> + Sync>(
+    output: &[T],
+    count: usize,
+    reference: &(dyn Fn(usize) -> (usize, f64) + Sync),
+    precision: Precision,
+) -> Check {
     let tolerance = precision.tolerance();
-    let nonfinite = chunked(output.len(), PER_THREAD, &|r| output[r].iter().filter(|x| !x.is_finite()).count()).into_iter().sum();
+    let at = |i: usize| -> f64 { output[i].into() };
+    let nonfinite = chunked(output.len(), PER_THREAD, &|r| r.filter(|&i| !at(i).is_finite()).count()).into_iter().sum();
     let sums = chunked(count, PER_THREAD, &|r| {
         r.map(reference).fold((0.0f64, 0.0f64), |(num, den), (i, w)| {
-            let d = output[i] as f64 - w;
+            let d = at(i) - w;
             (num + d * d, den + w * w)
         })
     });
@@ -39,17 +47,17 @@ pub fn check(output: &[f32], count: usize, reference: &(dyn Fn(usize) -> (usize,
     let rms = (den / count.max(1) as f64).sqrt();
     let bound = ELEMENT_BOUND * tolerance * rms;
     let mut first_bad: Vec<(usize, f64, f64)> =
-        output.iter().enumerate().filter(|(_, g)| !g.is_finite()).take(FIRST_BAD).map(|(i, g)| (i, *g as f64, f64::NAN)).collect();
+        (0..output.len()).map(|i| (i, at(i))).filter(|(_, g)| !g.is_finite()).take(FIRST_BAD).map(|(i, g)| (i, g, f64::NAN)).collect();
     // Per chunk: elements beyond, the largest finite deviation, the first few beyond.
     let off = chunked(count, PER_THREAD, &|r| {
         let (mut beyond, mut worst, mut first) = (0usize, 0.0f64, Vec::new());
         for (i, w) in r.map(reference) {
-            let g = output[i] as f64;
+            let g = at(i);
             let d = (g - w).abs();
             if g.is_finite() {
                 worst = worst.max(d);
             }
-            if d > bound || d.is_nan() {
+            if d > bound + precision.rounding() * w.abs() || d.is_nan() {
                 beyond += 1;
                 if g.is_finite() && first.len() < FIRST_BAD {
                     first.push((i, g, w));
@@ -123,17 +131,14 @@ pub fn check_words(first_bad: Option<(usize, u32, u32)>, compared: usize) -> Che
     }
 }
 
-/// The poison's bits as an f32 (`inputs::poison` fills with 0xFF bytes).
-const POISON_BITS: u32 = u32::MAX;
-
 /// `check` with the elements of `out` from `from` on, whose answer is NaN (a row-wise family's
 /// rows that PyTorch answers with NaN), held to that: every one NaN, and none with the poison's
 /// bits, which an unwritten element keeps.
-pub fn check_nan_tail(check: &mut Check, out: &[f32], from: usize) {
-    let wrong = |v: &f32| !v.is_nan() || v.to_bits() == POISON_BITS;
+pub fn check_nan_tail<E: Element>(check: &mut Check, out: &[E], from: usize) {
+    let wrong = |v: E| !v.widen().is_nan() || v.is_poison();
     let tail = &out[from..];
     check.compared += tail.len();
-    let bad: Vec<usize> = tail.iter().enumerate().filter(|(_, v)| wrong(v)).map(|(i, _)| from + i).collect();
+    let bad: Vec<usize> = tail.iter().enumerate().filter(|(_, v)| wrong(**v)).map(|(i, _)| from + i).collect();
     check.beyond += bad.len();
-    check.first_bad.extend(bad.iter().take(FIRST_BAD).map(|&i| (i, out[i] as f64, f64::NAN)));
+    check.first_bad.extend(bad.iter().take(FIRST_BAD).map(|&i| (i, out[i].into(), f64::NAN)));
 }

@@ -18,6 +18,10 @@ pub enum Precision {
     /// fp8 e4m3 inputs, exact products, summed by the Tensor Cores in a window narrower than
     /// fp32 before an fp32 accumulation.
     Fp8F32Acc,
+    /// fp16 inputs and outputs, fp32 arithmetic (the row-wise families in fp16 storage).
+    Fp16Storage,
+    /// bf16 inputs and outputs, fp32 arithmetic.
+    Bf16Storage,
 }
 
 impl Precision {
@@ -43,6 +47,26 @@ impl Precision {
             // registers: 1e-4 promoting every k-tile, 2.9e-4 every fourth, at 8192³ on the H200;
             // the room lets a variant promote less often.
             Precision::Fp8F32Acc => 5e-3,
+            // Each output rounded to its 11 or 8 significant bits: at most 2^-11 or 2^-8 of it
+            // (`rounding`), near 2e-4 or 1.7e-3 over a whole output; fp32's arithmetic adds next
+            // to nothing. Four and two and a half times the most rounding can leave.
+            Precision::Fp16Storage => 2e-3,
+            Precision::Bf16Storage => 1e-2,
+        }
+    }
+}
+
+impl Precision {
+    /// The most an output element moves, relative to itself, when stored: 2^-11 in fp16, 2^-8 in
+    /// bf16 (half an ulp of a significand of 11 or 8 bits), 0 where outputs keep fp32's precision
+    /// and the tolerance covers their rounding. An element may be off by this share of its value
+    /// beyond the element bound: a softmax's largest element can be ten times the output's RMS,
+    /// and its rounding alone can pass 4 x tolerance x RMS in bf16.
+    pub fn rounding(self) -> f64 {
+        match self {
+            Precision::Fp16Storage => 1.0 / 2048.0,
+            Precision::Bf16Storage => 1.0 / 256.0,
+            _ => 0.0,
         }
     }
 }

@@ -73,7 +73,7 @@ pub struct Job {
 impl Job {
     /// A variant of `tree/<family>/variants.toml`.
     pub fn new(tree: &Path, family: &str, entry: &Checked, targets: Vec<Target>) -> Job {
-        Job { family: family.to_string(), entry: entry.clone(), src: tree.join(family).join(&entry.file), targets }
+        Job { family: family.to_string(), entry: entry.clone(), src: tree.join(&entry.dir).join(&entry.file), targets }
     }
 }
 
@@ -90,7 +90,7 @@ pub struct Built {
 }
 
 /// The flags that shape the code, in a fixed order (they feed the hash, so results record them):
-/// the manifest's defines and `LAB_ARGS`, the struct its launch takes (`launch::args_define`).
+/// the manifest's defines and those the build derives (`launch::generated_defines`).
 fn flags(job: &Job, include: &Path, family: FamilyId) -> Vec<String> {
     let mut f = vec![
         "-fatbin".to_string(),
@@ -101,7 +101,7 @@ fn flags(job: &Job, include: &Path, family: FamilyId) -> Vec<String> {
         format!("-I{}", include.display()),
     ];
     f.extend(job.entry.config().compiler_defines());
-    f.push(launch::args_define(family, &job.entry.launch));
+    f.extend(launch::generated_defines(family, &job.entry.launch));
     f.extend(job.targets.iter().map(|t| format!("-gencode={}", t.gencode())));
     f
 }

@@ -117,8 +117,11 @@ fn compile_tree(
         let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let entries = manifest::parse(&family, &text, &|n| constants.get(n).copied())?;
         for e in entries {
-            if !dir.join(&e.file).is_file() {
-                return Err(format!("{family}/variants.toml:{}: names {}, which does not exist", e.line, e.file));
+            if !tree.join(&e.dir).join(&e.file).is_file() {
+                return Err(format!("{family}/variants.toml:{}: names {}/{}, which does not exist", e.line, e.dir, e.file));
+            }
+            if let Some(other) = jobs.iter().find(|j: &&Job| j.entry.name == e.name) {
+                return Err(format!("{family}/variants.toml:{}: variant name '{}' is {}'s already", e.line, e.name, other.family));
             }
             let targets = arch::variant_targets(plan, &e.arch);
             jobs.push(Job::new(tree, &family, &e, targets));
@@ -150,7 +153,7 @@ fn spec(b: Built, test_only: bool) -> Result<VariantSpec, String> {
         family: b.job.family.clone(),
         name: e.name.clone(),
         symbol: e.symbol.clone(),
-        file: format!("{}/{}", b.job.family, e.file),
+        file: format!("{}/{}", e.dir, e.file),
         rung: e.rung,
         summary: summary(&source),
         block: e.block,

@@ -1,8 +1,11 @@
-//! The layernorm family: each row of a rows x cols fp32 matrix normalised to mean 0 and variance
+//! The layernorm families: each row of a rows x cols matrix normalised to mean 0 and variance
 //! 1 (the biased variance plus eps, as torch.nn.LayerNorm), then scaled by gamma and shifted by
 //! beta, against cudaMemcpy of the matrix (cuDNN's legacy API has no layer norm): a rung is judged
 //! by the bytes it moves against the copy's. Shape: [rows, cols]. Work: the matrix read once and
-//! written once, the least a rung can move (gamma and beta, two rows, are not counted).
+//! written once, the least a rung can move (gamma and beta, two rows, are not counted). Three
+//! families share this module, one per storage (`layernorm` in fp32, `layernorm_fp16`,
+//! `layernorm_bf16`: matrix, gamma and beta in that type, rounded from the inputs below); the
+//! statistics and the affine step are fp32 in each.
 //!
 //! The inputs are values in [-1, 1) with, from the eighth row on, rows that break careless
 //! kernels: one offset by 32 (a mean held to fp32's precision there), one constant (variance 0:
@@ -11,8 +14,13 @@
 //! NaN: one holding a NaN, one holding +inf. Those must come out NaN in every element, and not
 //! with the poison's bits, which an unwritten row keeps.
 
+use std::marker::PhantomData;
+
+use half::{bf16, f16};
+
 use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
+use crate::element::{self, by_storage, Element};
 use super::inputs::{memcpy_d2d, per_row, poison, random_f32, Readback, MEMCPY_D2D};
 use super::shapes::RowShapes;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
@@ -26,17 +34,18 @@ use crate::verify;
 use crate::schema::check::{Check, Precision};
 use crate::schema::entry::{Unit, Work};
 
-pub struct LayerNorm;
+/// The layernorm family whose matrices hold `E`.
+pub struct LayerNorm<E>(PhantomData<E>);
+pub static FP32: LayerNorm<f32> = LayerNorm(PhantomData);
+pub static FP16: LayerNorm<f16> = LayerNorm(PhantomData);
+pub static BF16: LayerNorm<bf16> = LayerNorm(PhantomData);
 
-static INFO: FamilyInfo = FamilyInfo {
-    id: FamilyId::LayerNorm,
-    baseline: Some(MEMCPY_D2D),
-    vendor_best: false,
-    precision: Precision::Fp32,
-    unit: Unit::Gbs,
-    arithmetic: sheet::Precision::Fp32,
-    shapes: Shapes::Matrix,
-};
+const fn info(id: FamilyId, precision: Precision) -> FamilyInfo {
+    FamilyInfo { id, baseline: Some(MEMCPY_D2D), vendor_best: false, precision, unit: Unit::Gbs, arithmetic: sheet::Precision::Fp32, shapes: Shapes::Matrix }
+}
+static FP32_INFO: FamilyInfo = info(FamilyId::LayerNorm, Precision::Fp32);
+static FP16_INFO: FamilyInfo = info(FamilyId::LayerNormFp16, Precision::Fp16Storage);
+static BF16_INFO: FamilyInfo = info(FamilyId::LayerNormBf16, Precision::Bf16Storage);
 
 /// BERT-base's layer norms at batch 32 x 512: 16,384 tokens of 768.
 pub const ROWS: RowShapes = RowShapes { bert: [32 * 512, 768] };
@@ -49,9 +58,9 @@ pub const SPECIAL_FROM: usize = 8;
 /// The constant row, among the special rows.
 pub const CONSTANT_ROW: usize = 1;
 
-impl Family for LayerNorm {
+impl<E: Element> Family for LayerNorm<E> {
     fn info(&self) -> &'static FamilyInfo {
-        &INFO
+        by_storage(E::STORAGE, &FP32_INFO, &FP16_INFO, &BF16_INFO)
     }
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
         ROWS.defaults(quick)
@@ -63,21 +72,23 @@ impl Family for LayerNorm {
         ROWS.tune_sizes()
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        RowShapes::work(shape, 1)
+        RowShapes::work(shape, 1, E::STORAGE.bytes())
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);
-        let host = inputs(rows, cols, seed);
+        let mut host = inputs(rows, cols, seed);
+        let stored = element::rounded::<E>(&mut host);
         let nan_rows = if rows >= SPECIAL_FROM { NAN_ROWS } else { 0 };
         let mut affine = random_f32(2 * cols, seed ^ 0x9e37_79b9_7f4a_7c15);
         affine[..cols].iter_mut().for_each(|g| *g = 1.0 + 0.5 * *g); // gamma in [0.5, 1.5)
+        let affine_stored = element::rounded::<E>(&mut affine);
         let stats = row_stats(&host, rows - nan_rows, cols);
-        Ok(Box::new(LayerNormCase {
-            src: gpu.stream.clone_htod(&host)?,
-            gamma: gpu.stream.clone_htod(&affine[..cols])?,
-            beta: gpu.stream.clone_htod(&affine[cols..])?,
+        Ok(Box::new(LayerNormCase::<E> {
+            src: gpu.stream.clone_htod(&stored)?,
+            gamma: gpu.stream.clone_htod(&affine_stored[..cols])?,
+            beta: gpu.stream.clone_htod(&affine_stored[cols..])?,
             // SAFETY: poisoned before every launch.
-            dst: unsafe { gpu.stream.alloc::<f32>(rows * cols) }?,
+            dst: unsafe { gpu.stream.alloc::<E>(rows * cols) }?,
             host,
             affine,
             stats,
@@ -133,9 +144,10 @@ pub fn reference(x: &[f32], affine: &[f32], stats: &[(f64, f64)], cols: usize, i
     (x[i] as f64 - mean) * rstd * affine[j] as f64 + affine[cols + j] as f64
 }
 
-struct LayerNormCase {
+struct LayerNormCase<E: Element> {
+    /// The inputs, each exact in E.
     host: Vec<f32>,
-    /// gamma, then beta.
+    /// gamma, then beta, each exact in E.
     affine: Vec<f32>,
     /// The defined rows' (mean, rstd).
     stats: Vec<(f64, f64)>,
@@ -143,15 +155,15 @@ struct LayerNormCase {
     cols: usize,
     /// The last rows, which must come out NaN.
     nan_rows: usize,
-    src: CudaSlice<f32>,
-    gamma: CudaSlice<f32>,
-    beta: CudaSlice<f32>,
-    dst: CudaSlice<f32>,
+    src: CudaSlice<E>,
+    gamma: CudaSlice<E>,
+    beta: CudaSlice<E>,
+    dst: CudaSlice<E>,
     baseline: bool,
-    out: Readback<f32>,
+    out: Readback<E>,
 }
 
-impl Case for LayerNormCase {
+impl<E: Element> Case for LayerNormCase<E> {
     fn poison(&mut self, gpu: &Gpu) -> Result<()> {
         poison(gpu, &mut self.dst)
     }
@@ -165,8 +177,9 @@ impl Case for LayerNormCase {
         let (beta, _b) = self.beta.device_ptr(&gpu.stream);
         let (dst, _d) = self.dst.device_ptr_mut(&gpu.stream);
         let args = lab_layernorm_args { src, dst, gamma, beta, rows: self.rows as i32, cols: self.cols as i32, eps: EPS };
-        // SAFETY: layernorm kernels take lab_layernorm_args; src and dst hold rows x cols floats,
-        // gamma and beta cols each.
+        // SAFETY: layernorm kernels take lab_layernorm_args; src and dst hold rows x cols elements
+        // of the family's storage, which the build compiled its kernels for (LAB_ELEM), gamma and
+        // beta cols each.
         unsafe { kernel.launch(gpu, grid, &args) }
     }
 
@@ -183,7 +196,7 @@ impl Case for LayerNormCase {
             let defined = (self.rows - self.nan_rows) * self.cols;
             // The copy of the NaN and +inf rows is compared bit for bit apart from the norm.
             let mut check = verify::check(&out[..defined], defined, &copied, Precision::Exact);
-            let tail_same = out[defined..].iter().zip(&x[defined..]).all(|(a, b)| a.to_bits() == b.to_bits());
+            let tail_same = out[defined..].iter().zip(&x[defined..]).all(|(a, b)| a.widen().to_bits() == b.to_bits());
             check.compared += out.len() - defined;
             check.beyond += usize::from(!tail_same);
             return Ok(check);

@@ -60,7 +60,7 @@ impl Family for LayerNormBwd {
     }
     /// A rung reads x and dy and writes dx; the baseline (None) copies one matrix.
     fn work(&self, shape: &Shape, launch: Option<&Launch>) -> Work {
-        RowShapes::work(shape, if launch.is_some() { 2 } else { 1 })
+        RowShapes::work(shape, if launch.is_some() { 2 } else { 1 }, 4)
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);

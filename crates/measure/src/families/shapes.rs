@@ -252,10 +252,10 @@ impl RowShapes {
         vec![Shape(self.bert.to_vec())]
     }
 
-    /// The work of one pass over rows x cols fp32 matrices: `inputs` of them read once and one
-    /// written once (a backward pass reads two), the least a rung can move.
-    pub fn work(shape: &Shape, inputs: u32) -> crate::schema::entry::Work {
-        let b = 4.0 * (shape.0[0] * shape.0[1]) as f64;
+    /// The work of one pass over rows x cols matrices of `elem`-byte elements: `inputs` of them
+    /// read once and one written once (a backward pass reads two), the least a rung can move.
+    pub fn work(shape: &Shape, inputs: u32, elem: u64) -> crate::schema::entry::Work {
+        let b = (elem * shape.0[0] * shape.0[1]) as f64;
         crate::schema::entry::Work { flops: 0.0, bytes_read: inputs as f64 * b, bytes_written: b }
     }
 }

@@ -1,6 +1,9 @@
-//! The softmax family: each row of a rows x cols fp32 matrix replaced by its softmax, against
+//! The softmax families: each row of a rows x cols matrix replaced by its softmax, against
 //! cuDNN's (loaded at run time; skipped with the reason where it is absent) and the DRAM ceiling.
 //! Shape: [rows, cols]. Work: the matrix read once and written once, the least a rung can move.
+//! Three families share this module, one per storage (`softmax` in fp32, `softmax_fp16`,
+//! `softmax_bf16`, whose inputs are the logits below rounded to their type): the arithmetic is
+//! fp32 in each, and cuDNN runs on the same data.
 //!
 //! The inputs are logits in [-8, 8) with rows that break careless kernels: two offset by +-10^4
 //! (exp overflows, or every term underflows, without the max subtracted), masked rows whose -inf
@@ -8,8 +11,13 @@
 //! with NaN: one holding a NaN, one holding +inf, one all -inf. Those must come out NaN in every
 //! element, and not with the poison's bits, which an unwritten row keeps.
 
+use std::marker::PhantomData;
+
+use half::{bf16, f16};
+
 use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
+use crate::element::{self, by_storage, Element};
 use super::inputs::{per_row, poison, random_f32, Readback};
 use super::shapes::RowShapes;
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
@@ -24,20 +32,29 @@ use crate::verify;
 use crate::schema::check::{Check, Precision};
 use crate::schema::entry::{Unit, Work};
 
-pub struct Softmax;
+/// The softmax family whose matrices hold `E`.
+pub struct Softmax<E>(PhantomData<E>);
+pub static FP32: Softmax<f32> = Softmax(PhantomData);
+pub static FP16: Softmax<f16> = Softmax(PhantomData);
+pub static BF16: Softmax<bf16> = Softmax(PhantomData);
 
 /// The baseline's name in tables and results.
 pub const CUDNN_SOFTMAX: &str = "cuDNN softmax";
 
-static INFO: FamilyInfo = FamilyInfo {
-    id: FamilyId::Softmax,
-    baseline: Some(CUDNN_SOFTMAX),
-    vendor_best: false,
-    precision: Precision::Fp32,
-    unit: Unit::Gbs,
-    arithmetic: sheet::Precision::Fp32,
-    shapes: Shapes::Matrix,
-};
+const fn info(id: FamilyId, precision: Precision) -> FamilyInfo {
+    FamilyInfo {
+        id,
+        baseline: Some(CUDNN_SOFTMAX),
+        vendor_best: false,
+        precision,
+        unit: Unit::Gbs,
+        arithmetic: sheet::Precision::Fp32,
+        shapes: Shapes::Matrix,
+    }
+}
+static FP32_INFO: FamilyInfo = info(FamilyId::Softmax, Precision::Fp32);
+static FP16_INFO: FamilyInfo = info(FamilyId::SoftmaxFp16, Precision::Fp16Storage);
+static BF16_INFO: FamilyInfo = info(FamilyId::SoftmaxBf16, Precision::Bf16Storage);
 
 /// BERT-base's attention softmax at batch 32 x 512: 32 x 12 heads x 512 rows of 512.
 pub const ROWS: RowShapes = RowShapes { bert: [32 * 12 * 512, 512] };
@@ -49,9 +66,9 @@ pub const SPECIAL_FROM: usize = 8;
 /// The rows after the first three that carry a mask over their tail (up to half the row).
 const MASKED_ROWS: usize = 64;
 
-impl Family for Softmax {
+impl<E: Element> Family for Softmax<E> {
     fn info(&self) -> &'static FamilyInfo {
-        &INFO
+        by_storage(E::STORAGE, &FP32_INFO, &FP16_INFO, &BF16_INFO)
     }
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
         ROWS.defaults(quick)
@@ -63,17 +80,18 @@ impl Family for Softmax {
         ROWS.tune_sizes()
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        RowShapes::work(shape, 1)
+        RowShapes::work(shape, 1, E::STORAGE.bytes())
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);
-        let host = logits(rows, cols, seed);
+        let mut host = logits(rows, cols, seed);
+        let stored = element::rounded::<E>(&mut host);
         let nan_rows = if rows >= SPECIAL_FROM { NAN_ROWS } else { 0 };
         let stats = row_stats(&host, rows - nan_rows, cols);
-        Ok(Box::new(SoftmaxCase {
-            src: gpu.stream.clone_htod(&host)?,
+        Ok(Box::new(SoftmaxCase::<E> {
+            src: gpu.stream.clone_htod(&stored)?,
             // SAFETY: poisoned before every launch.
-            dst: unsafe { gpu.stream.alloc::<f32>(rows * cols) }?,
+            dst: unsafe { gpu.stream.alloc::<E>(rows * cols) }?,
             dnn: RowSoftmax::new(gpu, rows, cols).map_err(|e| e.to_string()),
             host,
             stats,
@@ -124,7 +142,8 @@ pub fn reference(x: &[f32], stats: &[(f64, f64)], cols: usize, i: usize) -> f64 
     (x[i] as f64 - m).exp() / s
 }
 
-struct SoftmaxCase {
+struct SoftmaxCase<E: Element> {
+    /// The inputs, each exact in E.
     host: Vec<f32>,
     /// The defined rows' (max, sum of exp(x - max)).
     stats: Vec<(f64, f64)>,
@@ -132,14 +151,14 @@ struct SoftmaxCase {
     cols: usize,
     /// The last rows, which must come out NaN.
     nan_rows: usize,
-    src: CudaSlice<f32>,
-    dst: CudaSlice<f32>,
+    src: CudaSlice<E>,
+    dst: CudaSlice<E>,
     /// cuDNN's softmax, or why it cannot run here.
-    dnn: std::result::Result<RowSoftmax, String>,
-    out: Readback<f32>,
+    dnn: std::result::Result<RowSoftmax<E>, String>,
+    out: Readback<E>,
 }
 
-impl Case for SoftmaxCase {
+impl<E: Element> Case for SoftmaxCase<E> {
     fn poison(&mut self, gpu: &Gpu) -> Result<()> {
         poison(gpu, &mut self.dst)
     }
@@ -150,7 +169,8 @@ impl Case for SoftmaxCase {
         let (src, _s) = self.src.device_ptr(&gpu.stream);
         let (dst, _d) = self.dst.device_ptr_mut(&gpu.stream);
         let args = lab_softmax_args { src, dst, rows: self.rows as i32, cols: self.cols as i32 };
-        // SAFETY: softmax kernels take lab_softmax_args; src and dst hold rows x cols floats.
+        // SAFETY: softmax kernels take lab_softmax_args; src and dst hold rows x cols elements of
+        // the family's storage, which the build compiled its kernels for (LAB_ELEM).
         unsafe { kernel.launch(gpu, grid, &args) }
     }
 

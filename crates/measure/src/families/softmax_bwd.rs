@@ -56,7 +56,7 @@ impl Family for SoftmaxBwd {
         ROWS.tune_sizes()
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        RowShapes::work(shape, 2)
+        RowShapes::work(shape, 2, 4)
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let (rows, cols) = (shape.0[0] as usize, shape.0[1] as usize);
