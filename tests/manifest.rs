@@ -42,6 +42,22 @@ fn manifest_rules() {
 }
 
 #[test]
+fn a_family_in_another_storage_builds_its_fp32_familys_files_under_names_of_its_own() {
+    let entry = |name: &str| format!("[[variant]]\nfile = \"softmax_06_x.cu\"\n{name}block = [128]\ndefines = {{ ROWS_PER_BLOCK = 4 }}\n");
+    let v = parse("softmax_fp16", &format!("sources = \"softmax\"\n{}", entry("name = \"softmax_06_x_fp16\"\n"))).unwrap();
+    assert_eq!((v[0].dir.as_str(), v[0].symbol.as_str(), v[0].rung), ("softmax", "softmax_06_x", 6), "the file is softmax's, its stem the symbol");
+    assert_eq!(v[0].launch.params, Params::Softmax);
+    let own = parse("softmax", &entry("")).unwrap();
+    assert_eq!(own[0].dir, "softmax", "without sources, the family's own folder");
+    let e = parse("softmax_fp16", &format!("sources = \"softmax\"\n{}", entry(""))).unwrap_err();
+    assert!(e.contains("needs a name of its own") && e.contains("softmax_06_x_fp16"), "{e}");
+    let e = parse("softmax_fp16", &entry("name = \"softmax_06_x_fp16\"\n")).unwrap_err();
+    assert!(e.contains("softmax_fp16_NN_"), "without sources the files must be its own: {e}");
+    let e = parse("softmax_fp16", &format!("sources = \"../softmax\"\n{}", entry("name = \"softmax_06_x_fp16\"\n"))).unwrap_err();
+    assert!(e.contains("must name a family's folder"), "{e}");
+}
+
+#[test]
 fn symbolic_defines_resolve_to_lab_h() {
     let v =
         parse("memory", "[[variant]]\nfile = \"memory_01_x.cu\"\nblock = [256]\ndefines = { OP = \"LAB_OP_TRIAD\", BLOCKS_PER_SM = 8 }\n")

@@ -172,6 +172,35 @@ fn declared_work_and_rates() {
 }
 
 #[test]
+fn families_in_16_bit_storage_build_their_fp32_familys_rungs_and_move_half_the_bytes() {
+    use kernel_lab::facts::family::{FamilyId, Storage};
+    use kernel_lab::facts::launch::generated_defines;
+    let stored = [
+        (FamilyId::SoftmaxFp16, "softmax", Storage::Fp16),
+        (FamilyId::SoftmaxBf16, "softmax", Storage::Bf16),
+        (FamilyId::LayerNormFp16, "layernorm", Storage::Fp16),
+        (FamilyId::LayerNormBf16, "layernorm", Storage::Bf16),
+    ];
+    for (id, base, storage) in stored {
+        assert_eq!(id.storage(), storage);
+        let variants: Vec<&VariantSpec> = all().iter().filter(|v| v.family == id.name()).collect();
+        assert!(!variants.is_empty(), "{} has rungs", id.name());
+        for v in variants {
+            assert!(v.file.starts_with(&format!("{base}/")), "{}: built from {base}'s file, not {}", v.name, v.file);
+            let twin = registry::by_name(&v.symbol).unwrap_or_else(|e| panic!("{}: no fp32 rung {}: {e}", v.name, v.symbol));
+            assert_eq!((twin.file.as_str(), twin.launch), (v.file.as_str(), v.launch), "{}: the fp32 rung's file and launch", v.name);
+            let defines = generated_defines(id, &v.launch);
+            assert!(defines.contains(&format!("-DLAB_ELEM={}", storage.c_type())), "{}: {defines:?}", v.name);
+            let shape = Shape(vec![1000, 512]);
+            let (half, full) = (fam(id.name()).work(&shape, Some(&v.launch)), fam(base).work(&shape, Some(&twin.launch)));
+            assert_eq!((2.0 * half.bytes_read, 2.0 * half.bytes_written), (full.bytes_read, full.bytes_written), "{}", v.name);
+        }
+    }
+    let fp32 = registry::by_name("softmax_06_registers").unwrap();
+    assert_eq!(generated_defines(FamilyId::Softmax, &fp32.launch), ["-DLAB_ARGS=lab_softmax_args"], "fp32 families get no LAB_ELEM");
+}
+
+#[test]
 fn multiple_of_declarations_are_enforced() {
     let sgemm = fam("sgemm");
     let vec4 = registry::by_name("sgemm_06_vectorized").unwrap();

@@ -46,3 +46,12 @@ fn ceilings_points_and_bounds() {
     let svg = roofline::svg("test", &roofline::ceilings(&f), &pts);
     assert!(svg.starts_with("<svg") && svg.contains("fp32") && svg.contains("DRAM"), "{}", &svg[..200.min(svg.len())]);
 }
+
+#[test]
+fn every_family_has_a_colour_of_its_own() {
+    let colours: Vec<_> = kernel_lab::measure::families::all().iter().map(|f| roofline::family_color(f.info().name())).collect();
+    let mut distinct = colours.clone();
+    distinct.sort_by_key(|c| (c.0, c.1, c.2));
+    distinct.dedup();
+    assert_eq!(distinct.len(), colours.len(), "the palette has a colour for each family in the registry");
+}

@@ -2,6 +2,8 @@
 //! family says, the reference is a softmax, and the check fails the bugs those rows are there
 //! for (no max subtracted, a masked row answered 0 where PyTorch answers NaN, an unwritten row).
 
+use half::{bf16, f16};
+use kernel_lab::measure::element::{self, Element};
 use kernel_lab::measure::families::softmax::{logits, reference, row_stats};
 use kernel_lab::measure::verify;
 use kernel_lab::schema::check::{Check, Precision};
@@ -88,4 +90,51 @@ fn a_correct_fp32_softmax_passes_and_the_bugs_fail() {
     off[70 * COLS + 4] += 1e-4;
     let c = check(&x, &off);
     assert!(c.error < c.tolerance && c.beyond == 1 && c.first_bad[0].0 == 70 * COLS + 4, "{}", c.describe());
+}
+
+/// The check of a softmax in `E` storage, as the softmax_fp16 and softmax_bf16 families make it.
+fn check_stored<E: Element>(x: &[f32], out: &[E]) -> Check {
+    let defined = (ROWS - NAN_ROWS) * COLS;
+    let stats = row_stats(x, ROWS - NAN_ROWS, COLS);
+    let precision = element::precision(E::STORAGE);
+    let mut c = verify::check(&out[..defined], defined, &|i| (i, reference(x, &stats, COLS, i)), precision);
+    verify::check_nan_tail(&mut c, out, defined);
+    c
+}
+
+/// `filled` is the poison's bits in `E`, which `inputs::poison` leaves in what a kernel skips.
+fn stored_softmax_passes_and_its_bugs_fail<E: Element>(filled: E) {
+    let mut x = logits(ROWS, COLS, 5);
+    element::rounded::<E>(&mut x);
+    assert!(x[..COLS].iter().all(|&v| E::round(v).widen() == v), "the inputs are exact in the storage");
+    let good: Vec<E> = softmax_f32(&x, COLS, false).into_iter().map(E::round).collect();
+    let c = check_stored(&x, &good);
+    assert!(c.passed(), "{:?}: {}", E::STORAGE, c.describe());
+    assert!(c.error > 1e-5, "{:?}: rounding to the storage shows in the norm ({:e})", E::STORAGE, c.error);
+
+    // The poison left in the NaN rows (0xFFFF, a NaN in both 16-bit types) is not an answer.
+    let mut unwritten = good.clone();
+    assert!(filled.is_poison() && !E::round(f32::NAN).is_poison(), "a kernel's NaN has other bits than the poison's");
+    unwritten[(ROWS - NAN_ROWS) * COLS..].iter_mut().for_each(|v| *v = filled);
+    assert_eq!(check_stored(&x, &unwritten).beyond, NAN_ROWS * COLS, "{:?}", E::STORAGE);
+
+    // A row written with its neighbour's values fails.
+    let mut shifted = good.clone();
+    shifted.copy_within(71 * COLS..72 * COLS, 70 * COLS);
+    let c = check_stored(&x, &shifted);
+    assert!(!c.passed() && c.beyond > 0, "{:?}: {}", E::STORAGE, c.describe());
+
+    // The row's largest element a few ulps off: beyond its rounding and the element bound.
+    let row = 70 * COLS..71 * COLS;
+    let big = row.clone().max_by(|&a, &b| good[a].widen().total_cmp(&good[b].widen())).unwrap();
+    let mut off = good;
+    off[big] = E::round(off[big].widen() * (1.0 + 40.0 * element::precision(E::STORAGE).rounding() as f32));
+    let c = check_stored(&x, &off);
+    assert!(c.beyond == 1 && c.first_bad[0].0 == big, "{:?}: {}", E::STORAGE, c.describe());
+}
+
+#[test]
+fn a_softmax_in_fp16_or_bf16_storage_passes_and_its_bugs_fail() {
+    stored_softmax_passes_and_its_bugs_fail(f16::from_bits(u16::MAX));
+    stored_softmax_passes_and_its_bugs_fail(bf16::from_bits(u16::MAX));
 }

@@ -152,7 +152,7 @@ const FONT: u32 = 13;
 /// A family's colour: by its place in the registry, so a family keeps its colour in every plot
 /// and no two families share one.
 pub fn family_color(family: &str) -> RGBColor {
-    const PALETTE: [RGBColor; 14] = [
+    const PALETTE: [RGBColor; 19] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
@@ -167,6 +167,11 @@ pub fn family_color(family: &str) -> RGBColor {
         RGBColor(150, 0, 90),
         RGBColor(0, 110, 70),
         RGBColor(120, 70, 0),
+        RGBColor(174, 199, 232),
+        RGBColor(255, 187, 120),
+        RGBColor(152, 223, 138),
+        RGBColor(255, 152, 150),
+        RGBColor(197, 176, 213),
     ];
     let names: Vec<&str> = families::all().iter().map(|f| f.info().name()).collect();
     let i = names.iter().position(|n| *n == family).unwrap_or_else(|| names.len() + family.len());
