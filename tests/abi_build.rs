@@ -46,4 +46,20 @@ fn a_kernel_taking_another_struct_than_its_launch_fails_the_build_at_its_manifes
     std::fs::write(csrc.join("memory/memory_01_fixture.cu"), kernel("lab_memory.h", "lab_stream_args")).unwrap();
     build::kernels(dir.path(), &target).unwrap_or_else(|e| panic!("the same kernel taking lab_stream_args builds: {e}"));
     assert!(target.join("kernels/memory_01_fixture.fatbin").is_file());
+
+    // A family in fp16 storage builds softmax's file under its own name, and only a file that
+    // loads its rows as lab_elem: another would read 16-bit data as floats.
+    std::fs::create_dir_all(csrc.join("softmax")).unwrap();
+    std::fs::create_dir_all(csrc.join("softmax_fp16")).unwrap();
+    let manifest = "sources = \"softmax\"\n\n[[variant]]\nfile = \"softmax_01_fixture.cu\"\nname = \"softmax_01_fixture_fp16\"\nblock = [128]\ndefines = { ROWS_PER_BLOCK = 4 }\n";
+    std::fs::write(csrc.join("softmax_fp16/variants.toml"), manifest).unwrap();
+    let softmax = |body: &str| {
+        format!("// Technique: a fixture.\n#include \"lab_softmax.h\"\n#include \"row_storage.cuh\"\n\nextern \"C\" __global__ void softmax_01_fixture(lab_softmax_args p) {{ {body} }}\n")
+    };
+    std::fs::write(csrc.join("softmax/softmax_01_fixture.cu"), softmax("lab_ptr<float>(p.dst)[0] = lab_ptr<const float>(p.src)[0];")).unwrap();
+    let err = build::kernels(dir.path(), &target).expect_err("a file that reads floats must not build in fp16 storage");
+    assert!(err.contains("softmax_fp16/variants.toml:3") && err.contains("lab_elem"), "{err}");
+    std::fs::write(csrc.join("softmax/softmax_01_fixture.cu"), softmax("lab_store(lab_ptr<lab_elem>(p.dst), lab_load(lab_ptr<const lab_elem>(p.src)));")).unwrap();
+    build::kernels(dir.path(), &target).unwrap_or_else(|e| panic!("the file loading through lab_elem builds: {e}"));
+    assert!(target.join("kernels/softmax_01_fixture_fp16.fatbin").is_file());
 }

@@ -33,11 +33,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK_X) layernorm_02_welford(lab_l
         for (int j = t; j < cols / 4; j += TEAM) {
             const float4 v = lab_load(reinterpret_cast<const lab_elem4*>(x) + j), gv = lab_load(reinterpret_cast<const lab_elem4*>(g) + j),
                          bv = lab_load(reinterpret_cast<const lab_elem4*>(b) + j);
-            lab_store(reinterpret_cast<lab_elem4*>(y) + j,
-                      make_float4(lab_affine(v.x, w.mean, rstd, gv.x, bv.x), lab_affine(v.y, w.mean, rstd, gv.y, bv.y),
-                                  lab_affine(v.z, w.mean, rstd, gv.z, bv.z), lab_affine(v.w, w.mean, rstd, gv.w, bv.w)));
+            const float4 out = make_float4(lab_affine(v.x, w.mean, rstd, gv.x, bv.x), lab_affine(v.y, w.mean, rstd, gv.y, bv.y),
+                                           lab_affine(v.z, w.mean, rstd, gv.z, bv.z), lab_affine(v.w, w.mean, rstd, gv.w, bv.w));
+            lab_store(reinterpret_cast<lab_elem4*>(y) + j, out);
         }
     } else {
-        for (int j = t; j < cols; j += TEAM) lab_store(y + j, lab_affine(lab_load(x + j), w.mean, rstd, lab_load(g + j), lab_load(b + j)));
+        for (int j = t; j < cols; j += TEAM) {
+            const float out = lab_affine(lab_load(x + j), w.mean, rstd, lab_load(g + j), lab_load(b + j));
+            lab_store(y + j, out);
+        }
     }
 }

@@ -38,9 +38,15 @@ __device__ __forceinline__ void row(const lab_mem<V>* x, lab_mem<V>* y, const la
 #pragma unroll
     for (int k = 0; k < K; ++k) {
         const int j = k * TEAM + t;
-        if (j < n) lab_store(y + j, affine(v[k], w.mean, rstd, lab_load(g + j), lab_load(b + j)));
+        if (j < n) {
+            const V out = affine(v[k], w.mean, rstd, lab_load(g + j), lab_load(b + j));
+            lab_store(y + j, out);
+        }
     }
-    for (int j = K * TEAM + t; j < n; j += TEAM) lab_store(y + j, affine(lab_load(x + j), w.mean, rstd, lab_load(g + j), lab_load(b + j)));
+    for (int j = K * TEAM + t; j < n; j += TEAM) {
+        const V out = affine(lab_load(x + j), w.mean, rstd, lab_load(g + j), lab_load(b + j));
+        lab_store(y + j, out);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) layernorm_03_registers(lab_layernorm_args p) {

@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::nvcc::{self, Built, Job, Nvcc};
 use crate::arch::{self, ArchPlan};
+use crate::family::{FamilyId, Storage};
 use crate::kernels::{self, KernelSet, SourceTree, VariantSpec};
 use crate::manifest;
 
@@ -119,6 +120,14 @@ fn compile_tree(
         for e in entries {
             if !tree.join(&e.dir).join(&e.file).is_file() {
                 return Err(format!("{family}/variants.toml:{}: names {}/{}, which does not exist", e.line, e.dir, e.file));
+            }
+            // A family in 16-bit storage must build files that load and store through lab_elem.
+            let storage = FamilyId::parse(&family).map_or(Storage::Fp32, FamilyId::storage);
+            if storage != Storage::Fp32 && !std::fs::read_to_string(tree.join(&e.dir).join(&e.file)).is_ok_and(|t| t.contains("lab_elem")) {
+                return Err(format!(
+                    "{family}/variants.toml:{}: {}/{} does not load its rows as lab_elem (row_storage.cuh), so it would read {family}'s {storage:?} data as floats",
+                    e.line, e.dir, e.file
+                ));
             }
             if let Some(other) = jobs.iter().find(|j: &&Job| j.entry.name == e.name) {
                 return Err(format!("{family}/variants.toml:{}: variant name '{}' is {}'s already", e.line, e.name, other.family));
