@@ -45,7 +45,11 @@ fn manifest_rules() {
 fn a_family_in_another_storage_builds_its_fp32_familys_files_under_names_of_its_own() {
     let entry = |name: &str| format!("[[variant]]\nfile = \"softmax_06_x.cu\"\n{name}block = [128]\ndefines = {{ ROWS_PER_BLOCK = 4 }}\n");
     let v = parse("softmax_fp16", &format!("sources = \"softmax\"\n{}", entry("name = \"softmax_06_x_fp16\"\n"))).unwrap();
-    assert_eq!((v[0].dir.as_str(), v[0].symbol.as_str(), v[0].rung), ("softmax", "softmax_06_x", 6), "the file is softmax's, its stem the symbol");
+    assert_eq!(
+        (v[0].dir.as_str(), v[0].symbol.as_str(), v[0].rung),
+        ("softmax", "softmax_06_x", 6),
+        "the file is softmax's, its stem the symbol"
+    );
     assert_eq!(v[0].launch.params, Params::Softmax);
     let own = parse("softmax", &entry("")).unwrap();
     assert_eq!(own[0].dir, "softmax", "without sources, the family's own folder");
@@ -111,7 +115,8 @@ fn defines_that_contradict_the_protocol_fail_with_the_line() {
 fn stream_k_with_tma_needs_a_persistent_grid_without_a_cluster_and_the_kernels_own_choices_are_its_own() {
     let arch = kernel_lab::facts::arch::ArchReq::parse("sm_90a").unwrap();
     let launch = |defs: &[(&str, i64)]| {
-        let all = [&[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64)][..], defs].concat();
+        let hopper = [("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64), ("STAGES", 4), ("BLOCK_X", 384), ("LAB_DYN_SMEM", 231424)];
+        let all = [&hopper[..], defs].concat();
         Launch::parse("tensor", &arch, &|n| all.iter().find(|(k, _)| *k == n).map(|p| p.1))
     };
     let e = launch(&[("STREAMK", 1)]).unwrap_err();
@@ -137,6 +142,27 @@ fn stream_k_with_tma_needs_a_persistent_grid_without_a_cluster_and_the_kernels_o
         "a cluster of two on each pair of SMs that fits"
     );
     assert!(matches!(launch(&[("PERSISTENT", 1), ("STREAMK", 1)]).unwrap().params, Params::Gemm { stream_k: true, .. }));
+}
+
+#[test]
+fn a_hopper_gemm_whose_shared_memory_plan_does_not_fit_fails_with_the_line() {
+    // The build plans the ring and the C slices (hopper::Layout); no manifest restates them.
+    let entry = |stages: i64| {
+        format!("arch = \"sm_90a\"\ndefines = {{ BM = 128, BN = 192, BK = 64, STAGES = {stages}, PERSISTENT = 1, PINGPONG = 1, TMA = 1, LAB_DYN_SMEM = 231424 }}")
+    };
+    let text = |third: i64| {
+        [4, 5, third]
+            .iter()
+            .enumerate()
+            .map(|(i, s)| format!("[[variant]]\nfile = \"tensor_07_x.cu\"\nname = \"tensor_07_x{i}\"\nblock = [384]\n{}\n", entry(*s)))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let ok = parse("tensor", &text(4)).unwrap();
+    let Params::Gemm { layout: Some(l), .. } = ok[1].launch.params else { panic!("{:?}", ok[1].launch.params) };
+    assert_eq!((l.ring_bytes, l.slice_bytes, l.c_bufs), (5 * 40960, 24576, 0), "five stages leave room for the rows path's slices only");
+    let e = parse("tensor", &text(6)).unwrap_err();
+    assert!(e.contains("tensor/variants.toml:15:") && e.contains("over LAB_DYN_SMEM = 231424"), "{e}");
 }
 
 #[test]
@@ -199,7 +225,8 @@ fn a_launch_takes_only_the_struct_its_familys_protocol_names() {
     assert!(e.contains("takes lab_layernorm_bwd_args, not lab_layernorm_args"), "{e}");
     // A Tensor Core family's struct follows its launch: the tensor-map path, stream-K on the
     // sgemm protocol's args, else the plain Tensor Core GEMM's.
-    let tma = launch("tensor", &[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64)]);
+    let tma =
+        launch("tensor", &[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64), ("STAGES", 4), ("BLOCK_X", 384), ("LAB_DYN_SMEM", 231424)]);
     let stream_k = launch("tensor", &[("BM", 128), ("BN", 128), ("STREAMK", 1)]);
     let plain = launch("tensor", &[("BM", 128), ("BN", 128)]);
     for (l, name) in [(&tma, lab_gemm_tma_args::NAME), (&stream_k, lab_gemm_f32_args::NAME), (&plain, lab_gemm_tc_args::NAME)] {

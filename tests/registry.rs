@@ -49,9 +49,21 @@ fn launches_are_typed_from_the_manifest() {
     let sgemm = registry::by_name("sgemm_08_double_buffered").unwrap();
     assert_eq!(sgemm.launch.grid, Grid::Tiles { x: 128, y: 128 });
     let tma = registry::by_name("tensor_05_wgmma_tma").unwrap();
-    assert_eq!(tma.launch.params, Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: false, pad_rows: false, split_k: 1 });
+    let Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: false, pad_rows: false, split_k: 1, layout: Some(one_tile) } =
+        tma.launch.params
+    else {
+        panic!("{:?}", tma.launch.params)
+    };
     let sk = registry::by_name("tensor_06_stream_k").unwrap();
-    assert_eq!(sk.launch.params, Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: true, pad_rows: false, split_k: 1 });
+    let Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: true, pad_rows: false, split_k: 1, layout: Some(persistent) } =
+        sk.launch.params
+    else {
+        panic!("{:?}", sk.launch.params)
+    };
+    // The build's shared-memory plan: one tile a block stages C in its ring, a persistent block in
+    // slices past it; the SIMT GEMM has none.
+    assert_eq!((one_tile.slice_bytes, persistent.slice_bytes > 0), (0, true));
+    assert!(matches!(sgemm.launch.params, Params::Gemm { layout: None, .. }));
     assert_eq!(tma.launch.dyn_smem_bytes, 231424, "LAB_DYN_SMEM is the launch's dynamic shared memory");
     let peak = registry::by_name("peak_01_simt_fma_fp32").unwrap();
     assert!(
@@ -69,14 +81,31 @@ fn only_grids_whose_blocks_wait_for_each_other_launch_cooperatively() {
     // resident grids whose blocks never wait (the l2 sweep, the peak loops, persistent tiles
     // without stream-K) do not.
     let waits = |name: &str| registry::by_name(name).unwrap().launch.blocks_wait_for_each_other();
-    for name in ["layernorm_bwd_01_two_pass", "layernorm_bwd_02_fused", "tensor_06_stream_k", "tensor_08_pingpong_stream_k", "bf16_03_pingpong_stream_k", "tensor_04_mma_ldmatrix_persistent"] {
+    for name in [
+        "layernorm_bwd_01_two_pass",
+        "layernorm_bwd_02_fused",
+        "tensor_06_stream_k",
+        "tensor_08_pingpong_stream_k",
+        "bf16_03_pingpong_stream_k",
+        "tensor_04_mma_ldmatrix_persistent",
+    ] {
         assert!(waits(name), "{name}'s blocks wait for each other");
     }
-    for name in ["l2_01_working_set", "peak_01_simt_fma_fp32", "tensor_05_wgmma_tma", "tensor_07_pingpong", "sgemm_13_k_major_stream_k", "memory_05_bulk_copy"] {
+    for name in [
+        "l2_01_working_set",
+        "peak_01_simt_fma_fp32",
+        "tensor_05_wgmma_tma",
+        "tensor_07_pingpong",
+        "sgemm_13_k_major_stream_k",
+        "memory_05_bulk_copy",
+    ] {
         assert!(!waits(name), "{name} launches plainly");
     }
     let cooperative: Vec<&str> = all().iter().filter(|v| v.launch.blocks_wait_for_each_other()).map(|v| v.name.as_str()).collect();
-    assert!(cooperative.iter().all(|n| n.starts_with("layernorm_bwd") || n.contains("stream_k") || n.contains("persistent")), "{cooperative:?}");
+    assert!(
+        cooperative.iter().all(|n| n.starts_with("layernorm_bwd") || n.contains("stream_k") || n.contains("persistent")),
+        "{cooperative:?}"
+    );
 }
 
 #[test]
@@ -277,7 +306,7 @@ fn every_family_has_sizes_work_and_a_manifest() {
         let name = f.info().name();
         assert!(!f.default_sizes(false).is_empty() && !f.default_sizes(true).is_empty(), "{name}");
         assert!(registry::families().unwrap().contains(&name), "{name} has no manifest");
-        assert!(kernel_lab::facts::launch::PROTOCOLS.iter().any(|(p, _)| p.name() == name), "{name} has no launch protocol");
+        assert!(kernel_lab::facts::family::FamilyId::parse(name).is_some(), "{name} has no row in the family table");
         for s in f.default_sizes(false) {
             if f.info().baseline.is_some() {
                 assert!(f.work(&s, None).bytes_read > 0.0, "{name} {s}: the baseline reads");

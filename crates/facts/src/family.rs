@@ -86,28 +86,51 @@ impl Storage {
     }
 }
 
-/// Every family, its name and its role, in the order tables list them.
-const FAMILIES: [(FamilyId, &str, Role); 19] = [
-    (FamilyId::Memory, "memory", Role::DramCeiling),
-    (FamilyId::L2, "l2", Role::L2Ceiling),
-    (FamilyId::Reduce, "reduce", Role::MemoryBound),
-    (FamilyId::Transpose, "transpose", Role::MemoryBound),
-    (FamilyId::Softmax, "softmax", Role::MemoryBound),
-    (FamilyId::SoftmaxFp16, "softmax_fp16", Role::MemoryBound),
-    (FamilyId::SoftmaxBf16, "softmax_bf16", Role::MemoryBound),
-    (FamilyId::SoftmaxBwd, "softmax_bwd", Role::MemoryBound),
-    (FamilyId::LayerNorm, "layernorm", Role::MemoryBound),
-    (FamilyId::LayerNormFp16, "layernorm_fp16", Role::MemoryBound),
-    (FamilyId::LayerNormBf16, "layernorm_bf16", Role::MemoryBound),
-    (FamilyId::LayerNormBwd, "layernorm_bwd", Role::MemoryBound),
-    (FamilyId::Sgemm, "sgemm", Role::Gemm(GemmInput::Fp32)),
-    (FamilyId::Tensor, "tensor", Role::Gemm(GemmInput::Fp16)),
-    (FamilyId::Bf16, "bf16", Role::Gemm(GemmInput::Bf16)),
-    (FamilyId::Tf32, "tf32", Role::Gemm(GemmInput::Tf32)),
-    (FamilyId::Int8, "int8", Role::Gemm(GemmInput::Int8)),
-    (FamilyId::Fp8, "fp8", Role::Gemm(GemmInput::Fp8)),
-    (FamilyId::Peak, "peak", Role::ComputePeak),
-];
+/// The launch protocol a family's kernels follow: which defines the host reads and what they
+/// decide (`launch::Launch::parse`), and the argument struct they take (`launch::abi`). Families
+/// that differ only in their elements' storage share one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    Stream,
+    L2,
+    Reduce,
+    Transpose,
+    Softmax,
+    SoftmaxBwd,
+    LayerNorm,
+    LayerNormBwd,
+    Sgemm,
+    TensorCore,
+    Peak,
+}
+
+/// Every family, in the order tables list them: its id, name, role, launch protocol and storage.
+/// A family of a known protocol is its row here, its folder in csrc/ and its measure module.
+const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 19] = {
+    use Protocol as P;
+    use Storage::{Bf16, Fp16, Fp32};
+    [
+        (FamilyId::Memory, "memory", Role::DramCeiling, P::Stream, Fp32),
+        (FamilyId::L2, "l2", Role::L2Ceiling, P::L2, Fp32),
+        (FamilyId::Reduce, "reduce", Role::MemoryBound, P::Reduce, Fp32),
+        (FamilyId::Transpose, "transpose", Role::MemoryBound, P::Transpose, Fp32),
+        (FamilyId::Softmax, "softmax", Role::MemoryBound, P::Softmax, Fp32),
+        (FamilyId::SoftmaxFp16, "softmax_fp16", Role::MemoryBound, P::Softmax, Fp16),
+        (FamilyId::SoftmaxBf16, "softmax_bf16", Role::MemoryBound, P::Softmax, Bf16),
+        (FamilyId::SoftmaxBwd, "softmax_bwd", Role::MemoryBound, P::SoftmaxBwd, Fp32),
+        (FamilyId::LayerNorm, "layernorm", Role::MemoryBound, P::LayerNorm, Fp32),
+        (FamilyId::LayerNormFp16, "layernorm_fp16", Role::MemoryBound, P::LayerNorm, Fp16),
+        (FamilyId::LayerNormBf16, "layernorm_bf16", Role::MemoryBound, P::LayerNorm, Bf16),
+        (FamilyId::LayerNormBwd, "layernorm_bwd", Role::MemoryBound, P::LayerNormBwd, Fp32),
+        (FamilyId::Sgemm, "sgemm", Role::Gemm(GemmInput::Fp32), P::Sgemm, Fp32),
+        (FamilyId::Tensor, "tensor", Role::Gemm(GemmInput::Fp16), P::TensorCore, Fp32),
+        (FamilyId::Bf16, "bf16", Role::Gemm(GemmInput::Bf16), P::TensorCore, Fp32),
+        (FamilyId::Tf32, "tf32", Role::Gemm(GemmInput::Tf32), P::TensorCore, Fp32),
+        (FamilyId::Int8, "int8", Role::Gemm(GemmInput::Int8), P::TensorCore, Fp32),
+        (FamilyId::Fp8, "fp8", Role::Gemm(GemmInput::Fp8), P::TensorCore, Fp32),
+        (FamilyId::Peak, "peak", Role::ComputePeak, P::Peak, Fp32),
+    ]
+};
 
 impl FamilyId {
     /// Every family, in the order tables list them.
@@ -115,7 +138,7 @@ impl FamilyId {
         FAMILIES.iter().map(|f| f.0)
     }
 
-    fn row(self) -> &'static (FamilyId, &'static str, Role) {
+    fn row(self) -> &'static (FamilyId, &'static str, Role, Protocol, Storage) {
         FAMILIES.iter().find(|f| f.0 == self).expect("every family has a row")
     }
 
@@ -128,13 +151,15 @@ impl FamilyId {
         self.row().2
     }
 
-    /// How its kernels store elements: fp32 but for the fp16 and bf16 row-wise families.
+    /// The launch protocol its kernels follow.
+    pub fn protocol(self) -> Protocol {
+        self.row().3
+    }
+
+    /// How its kernels store elements: fp32 but for the fp16 and bf16 row-wise families (a GEMM
+    /// family's inputs are its role's precision).
     pub fn storage(self) -> Storage {
-        match self {
-            FamilyId::SoftmaxFp16 | FamilyId::LayerNormFp16 => Storage::Fp16,
-            FamilyId::SoftmaxBf16 | FamilyId::LayerNormBf16 => Storage::Bf16,
-            _ => Storage::Fp32,
-        }
+        self.row().4
     }
 
     /// The family named `name`; None for a name this build does not know (results of another

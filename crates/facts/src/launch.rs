@@ -9,7 +9,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::arch::{ArchReq, ARCHS};
-use crate::family::FamilyId;
+use crate::family::{FamilyId, Protocol};
+use crate::hopper::Layout;
 
 /// How many blocks a launch has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,13 +75,15 @@ pub enum Params {
     /// does not say it); `stream_k`: the kernel needs its args' stream-K scratch (and, sgemm,
     /// a 1-D grid of the whole waves' tiles and one stream-K block a resident slot);
     /// `pad_rows`: A and B reach it with rows zero-padded to whole float4s (lab_pad_rows);
-    /// `split_k`: that many blocks (grid z) share each tile's K, adding into a zeroed C.
+    /// `split_k`: that many blocks (grid z) share each tile's K, adding into a zeroed C;
+    /// `layout`: the tensor-map path's shared memory, planned by the build (`hopper::Layout`).
     Gemm {
         tma_bk: Option<u32>,
         tile: (u32, u32),
         stream_k: bool,
         pad_rows: bool,
         split_k: u32,
+        layout: Option<Layout>,
     },
     /// PREC is a lab.h LAB_* precision code; a task is ITERS x CHAINS x OPS operations; ACC
     /// accumulator elements per chain and TASK_THREADS threads per task (a warp unless a
@@ -118,29 +121,20 @@ pub struct Launch {
     pub cluster: [u32; 3],
 }
 
-/// The families with a protocol, and the defines each reads: what `kernel-lab list` and the
-/// README's protocol table show.
-pub const PROTOCOLS: &[(FamilyId, &str)] = &[
-    (FamilyId::Memory, "OP (LAB_OP_*); BLOCKS_PER_SM for a grid-stride grid of that many blocks per SM, else UNROLL and VEC (elements per thread)"),
-    (FamilyId::L2, "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)"),
-    (FamilyId::Reduce, "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)"),
-    (FamilyId::Transpose, "TILE_X, TILE_Y (the tile one block moves)"),
-    (FamilyId::Softmax, ROWS),
-    (FamilyId::SoftmaxFp16, ROWS),
-    (FamilyId::SoftmaxBf16, ROWS),
-    (FamilyId::SoftmaxBwd, ROWS),
-    (FamilyId::LayerNorm, ROWS),
-    (FamilyId::LayerNormFp16, ROWS),
-    (FamilyId::LayerNormBf16, ROWS),
-    (FamilyId::LayerNormBwd, "BLOCKS_PER_SM (a resident grid: each block a slab of rows, the grid meeting at a barrier); ROWS_PER_BLOCK (rows of its slab a block takes at a time: BLOCK_X / ROWS_PER_BLOCK threads a row)"),
-    (FamilyId::Sgemm, "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch"),
-    (FamilyId::Tensor, TENSOR_CORE),
-    (FamilyId::Tf32, TENSOR_CORE),
-    (FamilyId::Int8, TENSOR_CORE),
-    (FamilyId::Bf16, TENSOR_CORE),
-    (FamilyId::Fp8, TENSOR_CORE),
-    (FamilyId::Peak, "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply"),
-];
+/// The defines a protocol reads: what `kernel-lab list` and the README's protocol table show.
+pub fn reads(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Stream => "OP (LAB_OP_*); BLOCKS_PER_SM for a grid-stride grid of that many blocks per SM, else UNROLL and VEC (elements per thread)",
+        Protocol::L2 => "BLOCKS_PER_SM (a resident grid); DATA (0 random bits, 1 floats)",
+        Protocol::Reduce => "BLOCKS_PER_SM for a grid-stride grid, else one block per BLOCK_X elements per pass; SINGLE_PASS (needs BLOCKS_PER_SM)",
+        Protocol::Transpose => "TILE_X, TILE_Y (the tile one block moves)",
+        Protocol::Softmax | Protocol::SoftmaxBwd | Protocol::LayerNorm => ROWS,
+        Protocol::LayerNormBwd => "BLOCKS_PER_SM (a resident grid: each block a slab of rows, the grid meeting at a barrier); ROWS_PER_BLOCK (rows of its slab a block takes at a time: BLOCK_X / ROWS_PER_BLOCK threads a row)",
+        Protocol::Sgemm => "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch",
+        Protocol::TensorCore => TENSOR_CORE,
+        Protocol::Peak => "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply",
+    }
+}
 
 /// The row-wise families' protocol.
 const ROWS: &str = "ROWS_PER_BLOCK (rows a block takes: BLOCK_X / ROWS_PER_BLOCK threads a row)";
@@ -152,22 +146,22 @@ const TENSOR_CORE: &str =
 /// The argument struct of lab.h a kernel of `family` with `launch` takes: what the host passes
 /// it, and what the build holds each kernel's signature to (a static_assert beside its source).
 pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
-    match (family, launch.params) {
-        (FamilyId::Memory, _) => "lab_stream_args",
-        (FamilyId::L2, _) => "lab_l2_args",
-        (FamilyId::Reduce, _) => "lab_reduce_args",
-        (FamilyId::Transpose, _) => "lab_transpose_args",
-        (FamilyId::Softmax | FamilyId::SoftmaxFp16 | FamilyId::SoftmaxBf16, _) => "lab_softmax_args",
-        (FamilyId::SoftmaxBwd, _) => "lab_softmax_bwd_args",
-        (FamilyId::LayerNorm | FamilyId::LayerNormFp16 | FamilyId::LayerNormBf16, _) => "lab_layernorm_args",
-        (FamilyId::LayerNormBwd, _) => "lab_layernorm_bwd_args",
-        (FamilyId::Peak, _) => "lab_peak_args",
-        (FamilyId::Sgemm, _) => "lab_gemm_f32_args",
+    match (family.protocol(), launch.params) {
+        (Protocol::Stream, _) => "lab_stream_args",
+        (Protocol::L2, _) => "lab_l2_args",
+        (Protocol::Reduce, _) => "lab_reduce_args",
+        (Protocol::Transpose, _) => "lab_transpose_args",
+        (Protocol::Softmax, _) => "lab_softmax_args",
+        (Protocol::SoftmaxBwd, _) => "lab_softmax_bwd_args",
+        (Protocol::LayerNorm, _) => "lab_layernorm_args",
+        (Protocol::LayerNormBwd, _) => "lab_layernorm_bwd_args",
+        (Protocol::Peak, _) => "lab_peak_args",
+        (Protocol::Sgemm, _) => "lab_gemm_f32_args",
         // The Tensor Core families: the tensor-map path, else stream-K on the sgemm protocol's
         // args with their scratch, else the plain Tensor Core GEMM's.
-        (_, Params::Gemm { tma_bk: Some(_), .. }) => "lab_gemm_tma_args",
-        (_, Params::Gemm { stream_k: true, .. }) => "lab_gemm_f32_args",
-        _ => "lab_gemm_tc_args",
+        (Protocol::TensorCore, Params::Gemm { tma_bk: Some(_), .. }) => "lab_gemm_tma_args",
+        (Protocol::TensorCore, Params::Gemm { stream_k: true, .. }) => "lab_gemm_f32_args",
+        (Protocol::TensorCore, _) => "lab_gemm_tc_args",
     }
 }
 
@@ -176,14 +170,22 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
 /// (tensor_04: the Tensor Core GEMM's struct, or the sgemm protocol's with STREAMK = 1) takes it
 /// rather than choosing by an `#if` of its own, so the kernel and the host read the choice from
 /// one function. `LAB_ELEM` names the element type of a family that does not store fp32
-/// (`FamilyId::storage`); fp32 families' command lines go without it, as before it existed.
+/// (`FamilyId::storage`); fp32 families' command lines go without it. LAB_RING_BYTES,
+/// LAB_SLICE_BYTES and LAB_C_BUFS are a Hopper GEMM's shared-memory plan (`hopper::Layout`).
 pub fn generated_defines(family: FamilyId, launch: &Launch) -> Vec<String> {
     let mut d = vec![format!("-DLAB_ARGS={}", abi(family, launch))];
     if family.storage() != crate::family::Storage::Fp32 {
         d.push(format!("-DLAB_ELEM={}", family.storage().c_type()));
     }
+    if let Params::Gemm { layout: Some(layout), .. } = launch.params {
+        d.extend(layout.defines());
+    }
     d
 }
+
+/// The names `generated_defines` may define: where a kernel's source and the headers it includes
+/// name none of them, they change nothing it compiles to (`jit::hash` leaves them out there).
+pub const GENERATED: [&str; 5] = ["LAB_ARGS", "LAB_ELEM", "LAB_RING_BYTES", "LAB_SLICE_BYTES", "LAB_C_BUFS"];
 
 /// Every family: LAB_DYN_SMEM (dynamic shared memory) and CLUSTER_X/Y/Z (sm_90+).
 pub const COMMON: &str = "LAB_DYN_SMEM (dynamic shared memory, bytes); CLUSTER_X, CLUSTER_Y, CLUSTER_Z (a cluster, sm_90+)";
@@ -215,10 +217,10 @@ impl Launch {
         };
         let per_sm = |resident: bool| need("BLOCKS_PER_SM").map(|blocks_per_sm| Grid::PerSm { blocks_per_sm, resident });
         let id = FamilyId::parse(family).ok_or_else(|| {
-            format!("family '{family}' has no launch protocol: add it to crates/facts/src/family.rs and launch.rs, and a family to crates/measure/src/families")
+            format!("family '{family}' has no launch protocol: add its row (name, role, protocol, storage) to crates/facts/src/family.rs, and its module to crates/measure/src/families")
         })?;
-        let (grid, params) = match id {
-            FamilyId::Memory => {
+        let (grid, params) = match id.protocol() {
+            Protocol::Stream => {
                 let op = match get("OP") {
                     Some(0) => StreamOp::Copy,
                     Some(1) => StreamOp::Scale,
@@ -233,7 +235,7 @@ impl Launch {
                 };
                 (grid, Params::Stream { op })
             }
-            FamilyId::L2 => {
+            Protocol::L2 => {
                 let data = match get("DATA") {
                     Some(d @ (0 | 1)) => d as u32,
                     Some(v) => return Err(format!("DATA = {v}: the l2 protocol takes 0 (random bits) or 1 (floats)")),
@@ -241,7 +243,7 @@ impl Launch {
                 };
                 (per_sm(true)?, Params::L2 { data })
             }
-            FamilyId::Reduce => {
+            Protocol::Reduce => {
                 let single_pass = flag("SINGLE_PASS")?;
                 let grid = match get("BLOCKS_PER_SM") {
                     Some(_) => per_sm(false)?,
@@ -250,24 +252,27 @@ impl Launch {
                 };
                 (grid, Params::Reduce { single_pass })
             }
-            FamilyId::Transpose => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
-            FamilyId::Softmax | FamilyId::SoftmaxFp16 | FamilyId::SoftmaxBf16 => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
-            FamilyId::SoftmaxBwd => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::SoftmaxBwd),
-            FamilyId::LayerNorm | FamilyId::LayerNormFp16 | FamilyId::LayerNormBf16 => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::LayerNorm),
-            FamilyId::LayerNormBwd => {
+            Protocol::Transpose => (Grid::Tiles { x: need("TILE_X")?, y: need("TILE_Y")? }, Params::Transpose),
+            Protocol::Softmax => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::Softmax),
+            Protocol::SoftmaxBwd => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::SoftmaxBwd),
+            Protocol::LayerNorm => (Grid::Rows { per_block: need("ROWS_PER_BLOCK")? }, Params::LayerNorm),
+            Protocol::LayerNormBwd => {
                 need("ROWS_PER_BLOCK")?;
                 (per_sm(true)?, Params::LayerNormBwd)
             }
-            FamilyId::Sgemm => {
+            Protocol::Sgemm => {
                 let stream_k = flag("STREAMK")?;
                 let split_k = get("SPLIT_K").map_or(Ok(1), |_| need("SPLIT_K"))?;
                 if stream_k && split_k > 1 {
                     return Err(format!("STREAMK = 1 takes SPLIT_K = 1, not {split_k} (stream-K splits K itself)"));
                 }
                 let tile = (need("BM")?, need("BN")?);
-                (Grid::Tiles { x: tile.1, y: tile.0 }, Params::Gemm { tma_bk: None, tile, stream_k, pad_rows: flag("PAD_ROWS")?, split_k })
+                (
+                    Grid::Tiles { x: tile.1, y: tile.0 },
+                    Params::Gemm { tma_bk: None, tile, stream_k, pad_rows: flag("PAD_ROWS")?, split_k, layout: None },
+                )
             }
-            FamilyId::Tensor | FamilyId::Tf32 | FamilyId::Int8 | FamilyId::Bf16 | FamilyId::Fp8 => {
+            Protocol::TensorCore => {
                 let tma_bk = if flag("TMA")? {
                     if !arch_at_least(arch, 90) {
                         return Err(format!("TMA = 1 needs an sm_90 or newer arch requirement, not {}", arch.describe()));
@@ -297,9 +302,12 @@ impl Launch {
                 } else {
                     Grid::Tiles { x: need("BN")?, y: need("BM")? }
                 };
-                (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k, pad_rows: false, split_k: 1 })
+                // The tensor-map path's shared memory: the plan the kernel is built with, refused
+                // here where it does not fit.
+                let layout = tma_bk.map(|_| Layout::plan(id, value)).transpose()?;
+                (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k, pad_rows: false, split_k: 1, layout })
             }
-            FamilyId::Peak => {
+            Protocol::Peak => {
                 let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;
                 let prec = u32::try_from(prec).map_err(|_| format!("PREC = {prec} is not a LAB_* precision"))?;
                 let optional = |name: &str, default: u32| get(name).map_or(Ok(default), |_| need(name));

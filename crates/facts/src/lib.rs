@@ -4,6 +4,7 @@
 //! - [`arch`]: the architecture table (Volta .. Blackwell) and nvcc target selection
 //! - [`manifest`]: the schema of `csrc/<family>/variants.toml`, checked entry by entry
 //! - [`family`]: the families, typed, with the role each plays (the one place a name is read)
+//! - [`hopper`]: the shared memory of a Hopper GEMM kernel, planned for the build and the tuner
 //! - [`launch`]: each family's launch protocol, and a variant's launch parsed once from its defines
 //! - [`expr`]: integer expressions for manifests' tuning constraints
 //! - [`resources`]: registers / shared memory / spills from ptxas's report
@@ -15,6 +16,7 @@ pub mod arch;
 pub mod build;
 pub mod expr;
 pub mod family;
+pub mod hopper;
 pub mod kernels;
 pub mod launch;
 pub mod manifest;

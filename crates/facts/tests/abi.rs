@@ -46,7 +46,7 @@ fn every_family_and_launch_names_a_struct_of_lab_h() {
         .filter(|d| d.file_name().to_string_lossy().starts_with("lab_") && d.file_name().to_string_lossy().ends_with(".h"))
         .map(|d| std::fs::read_to_string(d.path()).unwrap())
         .collect();
-    let gemm = |tma_bk, stream_k| Params::Gemm { tma_bk, tile: (128, 128), stream_k, pad_rows: false, split_k: 1 };
+    let gemm = |tma_bk, stream_k| Params::Gemm { tma_bk, tile: (128, 128), stream_k, pad_rows: false, split_k: 1, layout: None };
     for id in FamilyId::all() {
         for params in [Params::Transpose, gemm(None, false), gemm(None, true), gemm(Some(64), false)] {
             let launch = Launch { grid: Grid::PerThread, params, dyn_smem_bytes: 0, cluster: [1, 1, 1] };

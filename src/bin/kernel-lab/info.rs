@@ -94,8 +94,8 @@ pub fn list(family: Option<&str>, format: Format) -> Result<u8> {
     // The protocols are reading for a person at a table, not data a script asked for.
     if !format.data() {
         outln!("launch protocols (the defines the host reads; every family also: {}):", launch::COMMON);
-        for (fam, reads) in launch::PROTOCOLS.iter().filter(|(f, _)| family.is_none_or(|x| FamilyId::parse(x) == Some(*f))) {
-            outln!("  {}: {reads}", fam.name());
+        for fam in FamilyId::all().filter(|f| family.is_none_or(|x| FamilyId::parse(x) == Some(*f))) {
+            outln!("  {}: {}", fam.name(), launch::reads(fam.protocol()));
         }
     }
     Ok(exit::OK)
