@@ -11,6 +11,7 @@ use lab_schema as schema;
 pub mod advise;
 pub mod baselines;
 pub mod bench_run;
+pub mod carry;
 pub mod compare;
 pub mod fleet;
 pub mod prune;

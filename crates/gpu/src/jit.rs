@@ -73,7 +73,7 @@ fn header_dir() -> Result<&'static PathBuf> {
 }
 
 /// The virtual architecture to compile for on a GPU of compute capability `sm`.
-fn target(spec: &VariantSpec, sm: u32) -> Target {
+pub fn target(spec: &VariantSpec, sm: u32) -> Target {
     let arch_specific = matches!(spec.arch, ArchReq::Exact { arch_specific: true, .. });
     Target { sm, arch_specific, ptx: true }
 }
@@ -85,27 +85,47 @@ fn target(spec: &VariantSpec, sm: u32) -> Target {
 /// and headers enter as `code` has them, since such an edit leaves the SASS as it was. Not a hash
 /// of the PTX: NVRTC 13.0 does not always make the same PTX of the same input (2 compiles in 12 of
 /// one sgemm_13 configuration differed), so a PTX hash would call current tunings stale at random.
-/// The generated defines (LAB_ARGS, LAB_ELEM) enter where the source or a header it includes
-/// names one; elsewhere they change nothing the compiler makes, so the tunings of kernels that
-/// spell out their struct stay current.
+/// The generated defines (`launch::GENERATED`) enter where the source or a header it includes
+/// names one (`hashed_defines`); elsewhere they change nothing the compiler makes, so the tunings
+/// of kernels that spell out their struct stay current.
 pub fn hash(spec: &VariantSpec, config: &Config, sm: u32) -> Result<String> {
     let set = registry::set()?;
-    let headers = included(&spec.source, &set.headers);
-    let mut texts = std::iter::once(spec.source.as_str()).chain(headers.iter().map(|(_, body)| body.as_str()));
-    let names_args = texts.any(|t| ["LAB_ARGS", "LAB_ELEM"].iter().any(|d| code(t).contains(d)));
-    let defs = if names_args { defines(spec, config)? } else { config.compiler_defines() };
+    let defs = hashed_defines(spec, config, &spec.source, &set.headers)?;
+    Ok(hash_texts(&spec.source, &set.headers, &defs, &target(spec, sm).name(), &version()?))
+}
+
+/// The defines `hash` takes of `spec` in `config` where its source is `source` and the lab's
+/// headers are `headers`: all of `defines` where the source or a header it includes names a
+/// generated define, else only the configuration's. Takes the texts apart from `spec` so that
+/// another tree's texts (`kernel-lab carry`, which proves a stored hash was made of them) follow
+/// the one rule.
+pub fn hashed_defines(spec: &VariantSpec, config: &Config, source: &str, headers: &[(String, String)]) -> Result<Vec<String>> {
+    let included = included(source, headers);
+    let mut texts = std::iter::once(source).chain(included.iter().map(|(_, body)| body.as_str()));
+    let names_args = texts.any(|t| launch::GENERATED.iter().any(|d| code(t).contains(d)));
+    if names_args {
+        defines(spec, config)
+    } else {
+        Ok(config.compiler_defines())
+    }
+}
+
+/// `hash` of given texts: `source`, the headers among `headers` (name, text) that it includes,
+/// `defines` as they are, the `target` name (compute_90a) and the NVRTC `version` ("13.0"). Reads
+/// no kernel set and loads no NVRTC, so the texts of a tree other than the built one hash alike.
+pub fn hash_texts(source: &str, headers: &[(String, String)], defines: &[String], target: &str, version: &str) -> String {
     let mut h = Sha256::new();
-    for part in [version()?, target(spec, sm).name()].into_iter().chain(defs) {
+    for part in [version, target].into_iter().chain(defines.iter().map(String::as_str)) {
         h.update(part.as_bytes());
         h.update([0]);
     }
-    h.update(code(&spec.source).as_bytes());
-    for (name, body) in headers {
+    h.update(code(source).as_bytes());
+    for (name, body) in included(source, headers) {
         h.update([0]);
         h.update(name.as_bytes());
         h.update(code(body).as_bytes());
     }
-    Ok(h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect())
+    h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
 /// Whether a tuning stored with `stored` still describes what NVRTC compiles now.

@@ -62,6 +62,12 @@ pub struct TuneRecord {
     pub best: Option<Config>,
     /// Bench compiles `best` only while its hash still matches (same source, headers, NVRTC).
     pub best_hash: Option<String>,
+    /// The `best_hash` the search ran under, where `kernel-lab carry` later moved the tuning to
+    /// `best_hash` on proof that nvcc makes the same SASS of both codes; absent on a tuning bench
+    /// compiles as it was searched. Kept so that a tuning's history says its times came from
+    /// other source text than the one its hash now names.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried_from: Option<String>,
     pub best_median_ms: Option<f64>,
     pub best_rate: Option<f64>,
 }

@@ -96,6 +96,9 @@ enum Cmd {
     /// Leaner results folders: finished tune runs folded into the folder's tunings file, runs a
     /// newer run supersedes record by record removed; report, compare and advise read the same.
     Prune(results::PruneArgs),
+    /// Stale tunings carried to the current code where a checkout of the tree they were tuned on
+    /// proves it (its hash is theirs) and nvcc makes the same SASS of both; nothing else changes.
+    Carry(results::CarryArgs),
     /// The spec sheet's GPUs ranked for a workload (BERT, ResNet-50, a GEMM): the sheet's bound
     /// scaled by the efficiency the lab measured, by time, per dollar and per watt.
     Advise(advise::AdviseArgs),
@@ -199,6 +202,7 @@ fn dispatch(cmd: Cmd) -> anyhow::Result<u8> {
         Cmd::Compare(args) => results::compare(&args),
         Cmd::History(args) => results::history(&args),
         Cmd::Prune(args) => results::prune(&args),
+        Cmd::Carry(args) => results::carry(&args),
         Cmd::Worker { gpu } => Ok(kernel_lab::measure::isolate::worker(gpu).map(|()| exit::OK)?),
         Cmd::Report(args) => results::report(&args),
         Cmd::Tune(args) => measure::tune(&args),

@@ -1,5 +1,6 @@
 //! Stored results: `report` renders them side by side, `compare` judges two of them entry by
-//! entry, `history` follows one variant across runs, `prune` keeps a folder lean.
+//! entry, `history` follows one variant across runs, `prune` keeps a folder lean, `carry` moves
+//! tunings across an edit that left their machine code alone.
 
 use std::path::{Path, PathBuf};
 
@@ -326,5 +327,51 @@ pub fn prune(args: &PruneArgs) -> Result<u8> {
     }
     let verb = if args.dry_run { "would leave" } else { "left" };
     outln!("{} folded, {} superseded; {verb} {} run files", plan.folded.len(), plan.superseded.len(), plan.kept);
+    Ok(exit::OK)
+}
+
+#[derive(clap::Args)]
+pub struct CarryArgs {
+    /// A checkout of the repository as it was when the tunings were made (e.g. `git worktree add
+    /// /tmp/old COMMIT`): its csrc/ is compared with the kernels this program was built with.
+    #[arg(long, value_name = "OLD_TREE")]
+    from: PathBuf,
+    /// A results folder: every tunings.jsonl under it is carried.
+    #[arg(long, default_value = "results")]
+    results_dir: PathBuf,
+    /// Say what would be carried, and change nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// `carry`: stale tunings moved to the current hash where OLD_TREE is the code they were tuned on
+/// and nvcc makes the same SASS of it and of the current code; the rest left as they were.
+pub fn carry(args: &CarryArgs) -> Result<u8> {
+    use kernel_lab::analysis::carry::{self, Outcome};
+    let plan = carry::plan(&args.results_dir, &args.from)?;
+    if !args.dry_run {
+        carry::apply(&plan)?;
+    }
+    let name = |p: &Path| p.parent().map(|d| d.strip_prefix(&args.results_dir).unwrap_or(d).display().to_string()).unwrap_or_default();
+    let (mut current, mut carried, mut stale) = (0, 0, 0);
+    for c in &plan.considered {
+        let subject = format!("{} {} {}", name(&c.file), c.variant, c.shape);
+        match &c.outcome {
+            Outcome::Current => {
+                current += 1;
+                outln!("current: {subject}");
+            }
+            Outcome::Carried { from, to } => {
+                carried += 1;
+                outln!("carried: {subject} ({from} -> {to}, the same SASS)");
+            }
+            Outcome::Stale(why) => {
+                stale += 1;
+                outln!("stale: {subject} ({why})");
+            }
+        }
+    }
+    let verb = if args.dry_run { "would carry" } else { "carried" };
+    outln!("{} tunings: {current} current, {verb} {carried}, {stale} left stale", plan.considered.len());
     Ok(exit::OK)
 }

@@ -1,0 +1,383 @@
+//! Carrying stored tunings across an edit that left their machine code alone. A tuning's
+//! `best_hash` covers the text of the variant and the headers it includes, so any code edit to a
+//! header (a refactor whose SASS is byte-identical, too) makes the tuning stale, and searching
+//! again needs the GPU it was made on. Given the tree the search ran on (OLD_TREE), a tuning is
+//! carried to the current hash on proof: OLD_TREE's texts hash to the stored `best_hash` (so they
+//! are what was tuned), and nvcc makes the same SASS of the old and the current texts in the
+//! tuned configuration, once what names a file or a place in it is dropped (as
+//! scripts/sass-diff.py compares). The current side is the kernel set's own texts (those
+//! `jit::hash` covers), not csrc/ on disk, which may have moved on since the build.
+//!
+//! What it assumes: the tuner compiled with NVRTC, and the proof compiles with nvcc; both share
+//! the front end and ptxas, so an edit that leaves nvcc's SASS alone is taken to leave NVRTC's
+//! alone too. Variant sources include only the lab's headers (as NVRTC, given only those, needs).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::error::{LabError, Result};
+use crate::facts::arch::Target;
+use crate::facts::build::nvcc::Nvcc;
+use crate::gpu::jit;
+use crate::gpu::registry::{self, Config};
+use crate::prune::TUNINGS;
+use crate::schema::run::Record;
+use crate::schema::tuning::TuneRecord;
+use crate::store;
+
+/// Compiles at once: nvcc and cuobjdump are mostly one core each, and the machine runs other work.
+const WORKERS: usize = 2;
+
+/// What became of one stored tuning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Its hash is the current one: nothing to do.
+    Current,
+    /// Proven unchanged: moved from the stored hash to the current one.
+    Carried { from: String, to: String },
+    /// Left stale, and why.
+    Stale(String),
+}
+
+/// One tuning record considered: its tunings file, variant, shape and outcome.
+#[derive(Debug, Clone)]
+pub struct Considered {
+    pub file: PathBuf,
+    pub variant: String,
+    pub shape: String,
+    pub outcome: Outcome,
+}
+
+/// What carrying would do: each record's outcome, and the tunings files as they are written
+/// where a record was carried (path and lines).
+#[derive(Debug, Default)]
+pub struct Carry {
+    pub considered: Vec<Considered>,
+    pub writes: Vec<(PathBuf, Vec<String>)>,
+}
+
+/// One compile: a source on an include path with defines for one `-gencode`. Records of one
+/// variant at several shapes often share their best configuration; each compile is made once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Job {
+    include: PathBuf,
+    source: PathBuf,
+    defines: Vec<String>,
+    gencode: String,
+}
+
+/// A record still to prove: where it sits and the two compiles to compare.
+struct Pending {
+    at: usize,
+    line: usize,
+    record: TuneRecord,
+    now: String,
+    old: Job,
+    new: Job,
+}
+
+/// A folder of its own under the system's temporary folder, removed when dropped (an error
+/// included), for the current texts and the compiler's output.
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn io(path: &Path, what: &str, e: impl std::fmt::Display) -> LabError {
+    LabError::Results { path: path.display().to_string(), msg: format!("cannot {what}: {e}") }
+}
+
+/// What carrying every tunings file under `results` (a folder, searched to any depth) with
+/// `old_tree` as the tree the searches ran on would do. Nothing is changed; compiles happen in a
+/// scratch folder. The toolkit is looked for only when some record needs a proof.
+pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
+    if !results.is_dir() {
+        return Err(io(results, "read", "no such folder"));
+    }
+    let old_csrc = old_tree.join("csrc");
+    let old_headers = headers(&old_csrc.join("include")).map_err(|e| {
+        LabError::Usage(format!(
+            "{}: not a checkout of the repository ({e}): --from takes the tree the tunings were made on",
+            old_tree.display()
+        ))
+    })?;
+    let mut files = Vec::new();
+    find_tunings(results, &mut files)?;
+    if files.is_empty() {
+        return Err(io(results, "carry", format!("holds no {TUNINGS}")));
+    }
+    // One folder per call: a process (a test binary) may carry several folders at once.
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let scratch = Scratch(std::env::temp_dir().join(format!("kernel-lab-carry-{}-{call}", std::process::id())));
+    let current = scratch.0.join("current");
+    std::fs::create_dir_all(current.join("include")).map_err(|e| io(&current, "create", e))?;
+    for (name, text) in &registry::set()?.headers {
+        let path = current.join("include").join(name);
+        std::fs::write(&path, text).map_err(|e| io(&path, "write", e))?;
+    }
+    let trees = Trees { old_csrc, old_headers, current, version: jit::version()? };
+    let mut carry = Carry::default();
+    let mut pending = Vec::new();
+    let mut texts: Vec<(PathBuf, Vec<String>)> = Vec::new();
+    for path in files {
+        let run = store::read_run(&path)?;
+        let sm = run.header.device.sm();
+        let text = std::fs::read_to_string(&path).map_err(|e| io(&path, "read", e))?;
+        let lines: Vec<String> = text.lines().map(str::to_string).collect();
+        for (n, line) in lines.iter().enumerate().skip(1) {
+            let Ok(Record::Tuning(t)) = serde_json::from_str::<Record>(line) else { continue };
+            let Some(best) = t.best.clone() else { continue };
+            let mut considered =
+                Considered { file: path.clone(), variant: t.variant.clone(), shape: t.shape.clone(), outcome: Outcome::Current };
+            match trees.prove(&t, &best, sm) {
+                Ok(None) => {}
+                Ok(Some((now, old, new))) => {
+                    pending.push((texts.len(), Pending { at: carry.considered.len(), line: n, record: (*t).clone(), now, old, new }))
+                }
+                Err(why) => considered.outcome = Outcome::Stale(why),
+            }
+            carry.considered.push(considered);
+        }
+        texts.push((path, lines));
+    }
+    if !pending.is_empty() {
+        let mut jobs: Vec<Job> = pending.iter().flat_map(|(_, p)| [p.old.clone(), p.new.clone()]).collect();
+        jobs.sort();
+        jobs.dedup();
+        let sass = compile_all(&Tools::find()?, &jobs, &scratch.0);
+        let of = |j: &Job| {
+            jobs.binary_search(j).ok().and_then(|i| sass.get(&i).cloned()).unwrap_or_else(|| Err("the compile did not finish".into()))
+        };
+        let mut changed = vec![false; texts.len()];
+        for (file, p) in pending {
+            let outcome = match (of(&p.old), of(&p.new)) {
+                (Ok(a), Ok(b)) if a == b => {
+                    let from = p.record.best_hash.clone().unwrap_or_default();
+                    let mut record = p.record;
+                    record.carried_from = record.carried_from.or(Some(from.clone()));
+                    record.best_hash = Some(p.now.clone());
+                    texts[file].1[p.line] =
+                        serde_json::to_string(&Record::Tuning(Box::new(record))).map_err(|e| io(&texts[file].0, "write", e))?;
+                    changed[file] = true;
+                    Outcome::Carried { from, to: p.now }
+                }
+                (Ok(_), Ok(_)) => Outcome::Stale("nvcc makes other SASS of the current code".into()),
+                (Err(e), _) => Outcome::Stale(format!("OLD_TREE's code: {e}")),
+                (_, Err(e)) => Outcome::Stale(format!("the current code: {e}")),
+            };
+            carry.considered[p.at].outcome = outcome;
+        }
+        carry.writes = texts.into_iter().zip(changed).filter(|(_, c)| *c).map(|(t, _)| t).collect();
+    }
+    Ok(carry)
+}
+
+/// Does what `plan` said: each tunings file written whole beside itself, on disk, and renamed
+/// over the old one, as `prune` writes it, so a file is never left half-written.
+pub fn apply(carry: &Carry) -> Result<()> {
+    for (path, lines) in &carry.writes {
+        let part = path.with_extension("jsonl.part");
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&part)?;
+            std::io::Write::write_all(&mut f, (lines.join("\n") + "\n").as_bytes())?;
+            f.sync_all()
+        };
+        write().map_err(|e| io(&part, "write", e))?;
+        std::fs::rename(&part, path).map_err(|e| io(path, "replace", e))?;
+    }
+    Ok(())
+}
+
+/// The two codes compared: OLD_TREE's csrc/ and its headers, the current texts written out to a
+/// folder of the scratch folder (include/ and src/), and the NVRTC version hashes are made with.
+struct Trees {
+    old_csrc: PathBuf,
+    old_headers: Vec<(String, String)>,
+    current: PathBuf,
+    version: String,
+}
+
+impl Trees {
+    /// For a tuning `t` of `best` on sm_`sm`: None where its hash is current, else the current
+    /// hash and the old and the current compile to compare, once OLD_TREE is shown to be what was
+    /// tuned; or why it cannot be carried.
+    fn prove(&self, t: &TuneRecord, best: &Config, sm: u32) -> std::result::Result<Option<(String, Job, Job)>, String> {
+        let spec = registry::by_name(&t.variant).map_err(|_| "not a variant of this build's kernel set".to_string())?;
+        let stored = t.best_hash.clone().ok_or("no stored hash")?;
+        let now = jit::hash(spec, best, sm).map_err(|e| e.to_string())?;
+        if now == stored {
+            return Ok(None);
+        }
+        let old_file = self.old_csrc.join(&spec.file);
+        let old_source = std::fs::read_to_string(&old_file).map_err(|_| format!("OLD_TREE has no csrc/{}", spec.file))?;
+        let defines = jit::hashed_defines(spec, best, &old_source, &self.old_headers).map_err(|e| e.to_string())?;
+        let target = jit::target(spec, sm);
+        if jit::hash_texts(&old_source, &self.old_headers, &defines, &target.name(), &self.version) != stored {
+            return Err("OLD_TREE is not the code it was tuned on".into());
+        }
+        let new_file = self.current.join("src").join(&spec.file);
+        if !new_file.is_file() {
+            let dir = new_file.parent().unwrap_or(&self.current);
+            std::fs::create_dir_all(dir)
+                .and_then(|()| std::fs::write(&new_file, &spec.source))
+                .map_err(|e| format!("{}: {e}", new_file.display()))?;
+        }
+        // SASS of the tuning's architecture: NVRTC's compute_XY(a), as nvcc's sm_XY(a).
+        let gencode = format!("-gencode={}", Target { ptx: false, ..target }.gencode());
+        let defines = jit::defines(spec, best).map_err(|e| e.to_string())?;
+        let job = |include: PathBuf, source: PathBuf| Job { include, source, defines: defines.clone(), gencode: gencode.clone() };
+        Ok(Some((now, job(self.old_csrc.join("include"), old_file), job(self.current.join("include"), new_file))))
+    }
+}
+
+/// Every tunings file under `dir`, in path order.
+fn find_tunings(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut children: Vec<PathBuf> =
+        std::fs::read_dir(dir).map_err(|e| io(dir, "read folder", e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    children.sort();
+    for c in children {
+        if c.is_dir() {
+            find_tunings(&c, out)?;
+        } else if c.file_name().is_some_and(|n| n == TUNINGS) {
+            out.push(c);
+        }
+    }
+    Ok(())
+}
+
+/// The files of an include folder (name, text) in name order, as the build reads csrc/include
+/// into the kernel set.
+fn headers(include: &Path) -> std::result::Result<Vec<(String, String)>, String> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(include)
+        .map_err(|e| format!("{}: {e}", include.display()))?
+        .filter_map(|d| d.ok().map(|d| d.path()))
+        .filter(|p| p.is_file())
+        .collect();
+    paths.sort();
+    paths
+        .iter()
+        .map(|p| {
+            let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
+            std::fs::read_to_string(p).map(|t| (name, t)).map_err(|e| format!("{}: {e}", p.display()))
+        })
+        .collect()
+}
+
+/// nvcc, cuobjdump and the folder nvdisasm is in (cuobjdump -sass runs nvdisasm by name).
+struct Tools {
+    nvcc: PathBuf,
+    cuobjdump: PathBuf,
+    nvdisasm_dir: PathBuf,
+}
+
+impl Tools {
+    /// nvcc where the build looks (`Nvcc::find`), cuobjdump and nvdisasm where
+    /// scripts/sass-diff.py looks: CUOBJDUMP / NVDISASM, PATH, the toolkit scripts/setup.sh
+    /// installs, then .toolkit/sass, all under the repository the kernel set was built from.
+    fn find() -> Result<Tools> {
+        let set = registry::set()?;
+        let root = set.sources.first().and_then(|s| s.path.parent()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+        let nvcc = Nvcc::find(&root).map_err(LabError::Unavailable)?;
+        let find = |name: &str, var: &str| -> Option<PathBuf> {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            std::env::var_os(var)
+                .map(PathBuf::from)
+                .into_iter()
+                .chain(std::env::split_paths(&path).map(|d| d.join(name)))
+                .chain([root.join(".toolkit/nvidia/cu13/bin").join(name), root.join(".toolkit/sass/nvidia/cu13/bin").join(name)])
+                .find(|p| {
+                    std::fs::metadata(p)
+                        .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
+                })
+        };
+        match (find("cuobjdump", "CUOBJDUMP"), find("nvdisasm", "NVDISASM")) {
+            (Some(cuobjdump), Some(nvdisasm)) => {
+                Ok(Tools { nvcc: nvcc.path, cuobjdump, nvdisasm_dir: nvdisasm.parent().map(Path::to_path_buf).unwrap_or_default() })
+            }
+            _ => Err(LabError::Unavailable(
+                "cuobjdump/nvdisasm not found: set CUOBJDUMP and NVDISASM, or run `scripts/sass-diff.py` once \
+                 (it installs them into .toolkit/sass)"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// The normalised SASS of every job, by its index, compiled `WORKERS` at a time; an error is the
+/// tool's first line of complaint.
+fn compile_all(tools: &Tools, jobs: &[Job], scratch: &Path) -> BTreeMap<usize, std::result::Result<String, String>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        let workers: Vec<_> = (0..WORKERS.min(jobs.len()))
+            .map(|_| {
+                s.spawn(|| {
+                    let mut done = Vec::new();
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else { break done };
+                        done.push((i, sass(tools, job, &scratch.join(format!("{i}.cubin")))));
+                    }
+                })
+            })
+            .collect();
+        // A worker that panicked leaves its jobs out: they read as compiles that did not finish.
+        workers.into_iter().flat_map(|w| w.join().unwrap_or_default()).collect()
+    })
+}
+
+fn sass(tools: &Tools, job: &Job, cubin: &Path) -> std::result::Result<String, String> {
+    let run = |cmd: &mut Command| -> std::result::Result<String, String> {
+        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", cmd.get_program().to_string_lossy()))?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            let first = err.lines().find(|l| l.contains("error")).or_else(|| err.lines().next()).unwrap_or("failed");
+            return Err(format!("{}: {}", Path::new(cmd.get_program()).file_name().unwrap_or_default().to_string_lossy(), first.trim()));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let mut nvcc = Command::new(&tools.nvcc);
+    nvcc.args(["-cubin", "-O3", "-std=c++17"]).arg(format!("-I{}", job.include.display())).args(&job.defines).arg(&job.gencode);
+    run(nvcc.arg("-o").arg(cubin).arg(&job.source))?;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let path =
+        std::env::join_paths(std::iter::once(tools.nvdisasm_dir.clone()).chain(std::env::split_paths(&path))).map_err(|e| e.to_string())?;
+    let text = normalise(&run(Command::new(&tools.cuobjdump).env("PATH", path).arg("-sass").arg(cubin))?);
+    if !text.contains("Function :") {
+        return Err(format!("cuobjdump: {} holds no SASS", cubin.display()));
+    }
+    Ok(text)
+}
+
+/// cuobjdump's text less what names a path, a source line or an offset, as scripts/sass-diff.py
+/// normalises it: lines that only carry them go, the /*0000*/ offsets in front of instructions
+/// are cut, and so are trailing blanks and blank lines. Every instruction and its encoding stays.
+pub fn normalise(text: &str) -> String {
+    const DROPPED: [&str; 5] = ["identifier =", ".loc\t", ".loc ", ".file\t", ".file "];
+    let mut out = String::new();
+    for line in text.lines() {
+        if DROPPED.iter().any(|d| line.trim().starts_with(d)) {
+            continue;
+        }
+        let body = line.trim_start_matches([' ', '\t']);
+        let indent = &line[..line.len() - body.len()];
+        let offset = body
+            .strip_prefix("/*")
+            .and_then(|r| r.split_once("*/"))
+            .filter(|(hex, _)| hex.len() >= 4 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
+        let line = match offset {
+            Some((_, rest)) => format!("{indent}{rest}"),
+            None => line.to_string(),
+        };
+        let line = line.trim_end();
+        if !line.is_empty() {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}

@@ -1,0 +1,191 @@
+//! `carry` without a GPU: a tuning made on an older tree is carried to the current hash only where
+//! that tree hashes to the stored hash and nvcc makes the same SASS of it and of the current code.
+//! Needs the toolkit's nvcc (`cargo make setup`), cuobjdump and nvdisasm (scripts/sass-diff.py
+//! installs them), and the built kernel set, whose texts are the current code here.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kernel_lab::analysis::carry::{self, Outcome};
+use kernel_lab::gpu::{jit, registry};
+use kernel_lab::schema::run::{Record, RunKind};
+use kernel_lab::schema::tuning::TuneRecord;
+
+const VARIANT: &str = "sgemm_08_double_buffered";
+const MODEL: &str = "nvidia-h200-sm_90";
+
+fn spec() -> &'static registry::VariantSpec {
+    registry::by_name(VARIANT).unwrap()
+}
+
+/// A configuration other than the manifest's, as a search picks.
+fn best() -> registry::Config {
+    spec().config().with("BK", 16)
+}
+
+/// An OLD_TREE: the kernel set's headers and the variant's source as `edit` leaves it; with the
+/// hash a search on it would have stored.
+fn old_tree(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let csrc = dir.path().join("csrc");
+    std::fs::create_dir_all(csrc.join("include")).unwrap();
+    for (name, text) in &registry::set().unwrap().headers {
+        std::fs::write(csrc.join("include").join(name), text).unwrap();
+    }
+    let mut old = spec().clone();
+    old.source = edit(&spec().source);
+    assert_ne!(old.source, spec().source, "the edit applies to {VARIANT}'s source");
+    let file = csrc.join(&old.file);
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, &old.source).unwrap();
+    let hash = jit::hash(&old, &best(), 90).unwrap();
+    (dir, hash)
+}
+
+/// A results folder whose H200 tunings file holds `best()` at n³ under each (n, hash).
+fn results(hashes: &[(u64, &str)]) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join(MODEL);
+    std::fs::create_dir_all(&folder).unwrap();
+    let mut header = common::bench_header("2026-01-01T00:00:00Z", common::device("NVIDIA H200", 0, "GPU-1234abcd", "gpu-host"));
+    header.run.kind = RunKind::Tune;
+    let mut lines = vec![serde_json::to_string(&header).unwrap()];
+    for &(n, hash) in hashes {
+        let t = TuneRecord { best: Some(best()), best_hash: Some(hash.into()), ..common::tune_record("sgemm", VARIANT, &[n; 3]) };
+        lines.push(serde_json::to_string(&Record::Tuning(Box::new(t))).unwrap());
+    }
+    // A search that picked nothing is not considered.
+    lines.push(serde_json::to_string(&Record::Tuning(Box::new(common::tune_record("sgemm", VARIANT, &[64; 3])))).unwrap());
+    let file = folder.join("tunings.jsonl");
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    (dir, file)
+}
+
+/// The tuning records of a tunings file, in order.
+fn tunings(file: &Path) -> Vec<TuneRecord> {
+    let run = kernel_lab::analysis::store::read_run(file).unwrap();
+    run.records.into_iter().filter_map(|r| if let Record::Tuning(t) = r { Some(*t) } else { None }).collect()
+}
+
+/// A line that changes no machine code: an unused constant, which is code to the hash.
+fn neutral(source: &str) -> String {
+    format!("{source}\nstatic constexpr int lab_unused = 1;\n")
+}
+
+/// An edit to the kernel's arithmetic: its block row index moved by one.
+fn arithmetic(source: &str) -> String {
+    source.replace("(p, blockIdx.y, blockIdx.x)", "(p, blockIdx.y ^ 1u, blockIdx.x)")
+}
+
+fn outcomes(c: &carry::Carry) -> Vec<Outcome> {
+    c.considered.iter().map(|c| c.outcome.clone()).collect()
+}
+
+#[test]
+fn a_sass_neutral_edit_is_carried_to_the_current_hash() {
+    let (old, old_hash) = old_tree(neutral);
+    let now = jit::hash(spec(), &best(), 90).unwrap();
+    assert_ne!(old_hash, now, "an unused constant is code to the hash");
+    let (dir, file) = results(&[(1024, &old_hash), (2048, &now)]);
+    let plan = carry::plan(dir.path(), old.path()).unwrap();
+    assert_eq!(outcomes(&plan), vec![Outcome::Carried { from: old_hash.clone(), to: now.clone() }, Outcome::Current]);
+    assert_eq!(plan.writes.len(), 1);
+    carry::apply(&plan).unwrap();
+    let after = tunings(&file);
+    assert_eq!((after[0].best_hash.as_deref(), after[0].carried_from.as_deref()), (Some(now.as_str()), Some(old_hash.as_str())));
+    assert_eq!(
+        (after[1].best_hash.as_deref(), after[1].carried_from.as_deref()),
+        (Some(now.as_str()), None),
+        "a current tuning is left be"
+    );
+    assert_eq!(after.len(), 3);
+    assert!(!file.with_extension("jsonl.part").exists());
+    // Carried once, it is current: a second pass changes nothing.
+    let again = carry::plan(dir.path(), old.path()).unwrap();
+    assert_eq!(outcomes(&again), vec![Outcome::Current, Outcome::Current]);
+    assert!(again.writes.is_empty());
+}
+
+#[test]
+fn an_edit_that_changes_the_code_stays_stale() {
+    let (old, old_hash) = old_tree(arithmetic);
+    let (dir, file) = results(&[(1024, &old_hash)]);
+    let before = std::fs::read(&file).unwrap();
+    let plan = carry::plan(dir.path(), old.path()).unwrap();
+    match &outcomes(&plan)[..] {
+        [Outcome::Stale(why)] => assert!(why.contains("other SASS"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(plan.writes.is_empty());
+    carry::apply(&plan).unwrap();
+    assert!(std::fs::read(&file).unwrap() == before, "the file is left as it was");
+}
+
+#[test]
+fn a_tree_that_does_not_hash_to_the_stored_hash_proves_nothing() {
+    let (old, _) = old_tree(neutral);
+    let (dir, _) = results(&[(1024, "0123456789abcdef")]);
+    let plan = carry::plan(dir.path(), old.path()).unwrap();
+    assert_eq!(outcomes(&plan), vec![Outcome::Stale("OLD_TREE is not the code it was tuned on".into())]);
+    assert!(plan.writes.is_empty());
+}
+
+#[test]
+fn sass_is_compared_without_what_names_a_file_or_a_place_in_it() {
+    let dump = |path: &str, at: [&str; 2], encoding: &str| {
+        format!(
+            "\n\tcode for sm_90\n\t\tFunction : k\n\tidentifier = {path}\n        /*{}*/                   EXIT ;   /* {encoding} */  \n\n        /*{}*/                   BRA 0x10;\n",
+            at[0], at[1]
+        )
+    };
+    let a = carry::normalise(&dump("/tmp/old/csrc/k.cu", ["0000", "0010"], "0x000000000000794d"));
+    assert_eq!(a, "\tcode for sm_90\n\t\tFunction : k\n                           EXIT ;   /* 0x000000000000794d */\n                           BRA 0x10;\n");
+    assert_eq!(carry::normalise(&dump("/work/csrc/k.cu", ["0100", "0110"], "0x000000000000794d")), a, "another path, another place");
+    assert_ne!(carry::normalise(&dump("/tmp/old/csrc/k.cu", ["0000", "0010"], "0x000000000000794e")), a, "another encoding");
+}
+
+fn kernel_lab(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kernel-lab")).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}
+
+#[test]
+fn a_dry_run_changes_nothing_and_a_run_carries() {
+    let (old, old_hash) = old_tree(neutral);
+    let (dir, file) = results(&[(1024, &old_hash)]);
+    let before = std::fs::read(&file).unwrap();
+    let (from, at) = (old.path().to_str().unwrap(), dir.path().to_str().unwrap());
+    let (code, out, err) = kernel_lab(&["carry", "--from", from, "--results-dir", at, "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains(&format!("carried: {MODEL} {VARIANT} 1024x1024x1024 ({old_hash} -> ")), "{out}");
+    assert!(out.contains("1 tunings: 0 current, would carry 1, 0 left stale"), "{out}");
+    assert!(std::fs::read(&file).unwrap() == before, "--dry-run leaves the file as it was, byte for byte");
+    let (code, out, err) = kernel_lab(&["carry", "--from", from, "--results-dir", at]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("1 tunings: 0 current, carried 1, 0 left stale"), "{out}");
+    assert_eq!(tunings(&file)[0].best_hash, Some(jit::hash(spec(), &best(), 90).unwrap()));
+}
+
+#[test]
+fn errors_are_one_line_and_a_usage_code() {
+    let (dir, file) = results(&[(1024, "0123456789abcdef")]);
+    let before = std::fs::read(&file).unwrap();
+    let at = dir.path().to_str().unwrap();
+    let (empty, (old, _)) = (tempfile::tempdir().unwrap(), old_tree(neutral));
+    let (empty, old) = (empty.path().to_str().unwrap(), old.path().to_str().unwrap());
+    // No csrc/include in OLD_TREE; no results folder; a folder without a tunings file.
+    for args in [
+        vec!["carry", "--from", empty, "--results-dir", at],
+        vec!["carry", "--from", old, "--results-dir", "/nonexistent/results"],
+        vec!["carry", "--from", old, "--results-dir", empty],
+    ] {
+        let (code, out, err) = kernel_lab(&args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && !err.contains("panicked"), "{err}");
+    }
+    assert!(std::fs::read(&file).unwrap() == before, "the file is left as it was");
+}
