@@ -54,4 +54,8 @@ fn every_family_has_a_colour_of_its_own() {
     distinct.sort_by_key(|c| (c.0, c.1, c.2));
     distinct.dedup();
     assert_eq!(distinct.len(), colours.len(), "the palette has a colour for each family in the registry");
+    // A family the palette has no colour for gets one of its own, stable from plot to plot.
+    let unknown = roofline::family_color("a_family_of_another_build");
+    assert!(!colours.contains(&unknown), "{unknown:?}");
+    assert_eq!(unknown, roofline::family_color("a_family_of_another_build"));
 }

@@ -150,7 +150,8 @@ const LEGEND_X: i32 = 830;
 const FONT: u32 = 13;
 
 /// A family's colour: by its place in the registry, so a family keeps its colour in every plot
-/// and no two families share one.
+/// and no two families share one. Past the palette, hues a golden angle apart at the palette's
+/// middle lightness, so a new family needs no colour written for it.
 pub fn family_color(family: &str) -> RGBColor {
     const PALETTE: [RGBColor; 19] = [
         RGBColor(31, 119, 180),
@@ -175,7 +176,27 @@ pub fn family_color(family: &str) -> RGBColor {
     ];
     let names: Vec<&str> = families::all().iter().map(|f| f.info().name()).collect();
     let i = names.iter().position(|n| *n == family).unwrap_or_else(|| names.len() + family.len());
-    PALETTE[i % PALETTE.len()]
+    PALETTE.get(i).copied().unwrap_or_else(|| hue((i - PALETTE.len()) as f64 * 137.508 + 15.0))
+}
+
+/// A colour of hue `degrees` at saturation 0.65 and lightness 0.45 (HSL): dark enough for its
+/// label on the plot's white.
+fn hue(degrees: f64) -> RGBColor {
+    let (s, l) = (0.65, 0.45);
+    let c = (1.0 - (2.0 * l - 1.0_f64).abs()) * s;
+    let h = degrees.rem_euclid(360.0) / 60.0;
+    let x = c * (1.0 - (h % 2.0 - 1.0).abs());
+    let (r, g, b) = match h as u32 {
+        0 => (c, x, 0.0),
+        1 => (x, c, 0.0),
+        2 => (0.0, c, x),
+        3 => (0.0, x, c),
+        4 => (x, 0.0, c),
+        _ => (c, 0.0, x),
+    };
+    let m = l - c / 2.0;
+    let byte = |v: f64| ((v + m) * 255.0).round() as u8;
+    RGBColor(byte(r), byte(g), byte(b))
 }
 
 /// Pixel rows for labels wanted at `want` (any order), at least `gap` apart, as near their wish

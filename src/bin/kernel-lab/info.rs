@@ -62,15 +62,21 @@ pub fn list(family: Option<&str>, format: Format) -> Result<u8> {
     if let Some(f) = family {
         registry::family(f)?;
     }
-    let header = ["family", "rung", "variant", "config", "arch", "targets", "technique"];
+    let header = ["family", "rung", "variant", "config", "generated", "arch", "targets", "technique"];
     let mut t = table(&header, format);
     let mut rows = Vec::new();
     for v in registry::all()?.iter().filter(|v| family.is_none_or(|f| v.family == f)) {
+        // What the build derives beside the manifest's choices (launch::generated_defines): the
+        // argument struct, the element type, a Hopper GEMM's shared-memory plan.
+        let generated = FamilyId::parse(&v.family)
+            .map(|f| launch::generated_defines(f, &v.launch).iter().map(|d| d.trim_start_matches("-D").to_string()).collect::<Vec<_>>().join(" "))
+            .unwrap_or_default();
         rows.push(vec![
             v.family.clone(),
             format!("{:02}", v.rung),
             v.name.clone(),
             v.config().label(),
+            generated,
             v.arch.describe(),
             v.targets.iter().map(|t| t.name()).collect::<Vec<_>>().join(" "),
             v.summary.clone(),
