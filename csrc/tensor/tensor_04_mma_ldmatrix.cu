@@ -32,11 +32,9 @@ using Args = LAB_ARGS;
 
 #define THREADS (BLOCK_X)
 #define WARPS (THREADS / 32)
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
-static_assert((BK == 32 || BK == 64) && (BN == 128 || BN == 256), "the swizzles below are for 32- or 64-wide A rows, 128- or 256-wide B rows");
-static_assert((BM / WM) * (BN / WN) == WARPS && WM % 16 == 0 && WN % 16 == 0, "warps tile the block");
-static_assert((BM * BK / 8) % THREADS == 0 && (BK * BN / 8) % THREADS == 0, "whole 16-byte copies per thread");
-static_assert(STAGES >= 3 && STAGES * (BM * BK + BK * BN) * 2 <= LAB_DYN_SMEM, "three stages or more (the loop's one barrier needs them), in the dynamic shared memory");
+// What the tiling needs of the constants (a 1-D block, the swizzles' row widths, warps tiling the
+// block, whole 16-byte copies, three stages or more in the dynamic shared memory) is
+// variants.toml's mma_ldmatrix set, which the build and the tuner check before compiling.
 
 // Element offsets of 16-byte chunk c of row r of A's and B's stages (mma_tiles.cuh's swizzle).
 __device__ __forceinline__ int a_off(int r, int c) { return lab_swizzle16<BK>(r, c); }
