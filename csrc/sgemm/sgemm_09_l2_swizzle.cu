@@ -9,8 +9,8 @@
 #include "sgemm_double_buffer.cuh"
 
 #define THREADS (BLOCK_X)
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
-static_assert(GROUP_M >= 1, "tile rows per group");
+// The rules the tiling puts on the constants are variants.toml's warp_tile set and this rung's entry, which the build and the
+// tuner check before compiling.
 
 extern "C" __global__ void __launch_bounds__(THREADS) sgemm_09_l2_swizzle(lab_gemm_f32_args p) {
     int tileRow, tileCol;

@@ -13,10 +13,9 @@
 #include "sgemm_tiles.cuh"
 
 #define THREADS (BLOCK_X * BLOCK_Y)
-static_assert(BLOCK_X == 32 && BLOCK_Z == 1, "one warp per row of threads");
-static_assert(BM == BLOCK_Y * TM && BN == BLOCK_X * TN, "the block tile is the threads' tiles");
-static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "float4 fragments");
-static_assert(2 * BK * (BM + BN) * 4 <= LAB_DYN_SMEM, "two stages fit the dynamic shared memory");
+// The rules the tiling puts on the constants (one warp a row of threads, the block tile the
+// threads' tiles, float4 fragments, two stages in the dynamic shared memory) are this rung's
+// entry's constraints in variants.toml, which the build and the tuner check before compiling.
 constexpr int STRIDE = BLOCK_X * 4;  // between a lane's float4s of columns
 
 template <bool kVec>

@@ -16,17 +16,14 @@
 #include "sgemm_tiles.cuh"
 
 #define THREADS (BLOCK_X)
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
-static_assert(PAD_ROWS == 1, "cp.async moves 16-byte chunks: the host pads A's and B's rows to whole float4s");
-static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "one warp a warp tile");
+// The rules the tiling puts on the constants (a 1-D block; rows padded to whole float4s, since
+// cp.async moves 16-byte chunks; one warp a warp tile; lane tiles of at most 16 x 8; k in float4s;
+// a ring of two or more stages, whole chunks a thread, the ring in the dynamic shared memory) are
+// this rung's entry's constraints in variants.toml, which the build and the tuner check first.
 // A warp's lanes are 4 rows x 8 columns; a lane holds TM rows 4 apart and TN columns as float4s 32 apart.
 constexpr int TM = WM / 4, TN = WN / 8;
-static_assert(WM % 4 == 0 && TM <= 16 && WN % 32 == 0 && TN <= 8, "lane tiles of at most 16 x 8");
-static_assert(BK % 4 == 0 && STAGES >= 2, "k in float4s; a ring of two or more stages");
 constexpr int LDA = BK + 4;  // an A row in shared memory: 4 rows of lanes read 4 distinct bank groups
-static_assert((BM * BK / 4) % THREADS == 0 && (BK * BN / 4) % THREADS == 0, "whole chunks a thread");
 constexpr int STAGE = BM * LDA + BK * BN;  // floats
-static_assert(STAGES * STAGE * 4 <= LAB_DYN_SMEM, "the ring fits the dynamic shared memory");
 
 // The cp.async copies of one stage: each thread's chunks of A's and B's tiles, their global
 // addresses computed once and moved on by a tile's k at each stage (a 64-bit add, not a row times

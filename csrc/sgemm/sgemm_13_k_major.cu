@@ -26,20 +26,18 @@
 #ifndef MIN_BLOCKS
 #define MIN_BLOCKS 1
 #endif
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
-static_assert((BM / WM) * (BN / WN) * 32 == THREADS, "one warp a warp tile");
+// The rules the tiling puts on the constants (a 1-D block, one warp a warp tile, lane tiles of
+// whole float4s of at most 16 x 8, an even BK for the two fragment sets, a ring of two or more
+// stages in whole passes of the block and in the dynamic shared memory) are variants.toml's
+// k_major set, which the build and the tuner check before compiling; stream-K without SPLIT_K is
+// the sgemm launch protocol's rule.
 // A warp's lanes are 4 rows x 8 columns; a lane holds TM rows as float4s 16 apart and TN columns
 // as float4s 32 apart, so each LDS.128 of a warp reads one contiguous run (broadcast across lanes).
 constexpr int TM = WM / 4, TN = WN / 8;
-static_assert(WM % 16 == 0 && TM <= 16 && WN % 32 == 0 && TN <= 8, "lane tiles of whole float4s, at most 16 x 8");
-static_assert(STREAMK == 0 || SPLIT_K == 1, "stream-K splits K itself");
-static_assert(BK % 2 == 0 && STAGES >= 2, "fragments alternate between two register sets; a ring of two or more stages");
 // As[k][m] with a pitch of BM + 4: the copy's lanes run along k (BK of them a row of A), and the
 // pad puts consecutive k 4 banks apart, so a warp's 4-byte stores land in distinct banks at BK = 8.
 constexpr int LDA = BM + 4;
 constexpr int STAGE = BK * LDA + BK * BN;  // floats
-static_assert(THREADS % BK == 0 && BM % (THREADS / BK) == 0 && (BK * BN) % THREADS == 0, "whole passes of the block");
-static_assert(STAGES * STAGE * 4 <= LAB_DYN_SMEM, "the ring fits the dynamic shared memory");
 
 // The cp.async copies of one stage: A's elements 4 bytes each into As[k][m]; B's as they lie into
 // Bs[k][n], 16 bytes each where B's rows allow float4s (kVecB, lab_rows_vec4), else 4. A thread's
