@@ -1,7 +1,7 @@
 //! `carry` without a GPU: a tuning made on an older tree is carried to the current hash only where
-//! that tree hashes to the stored hash and nvcc makes the same SASS of it and of the current code.
-//! Needs the toolkit's nvcc (`cargo make setup`), cuobjdump and nvdisasm (scripts/sass-diff.py
-//! installs them), and the built kernel set, whose texts are the current code here.
+//! that tree hashes to the stored hash and nvcc makes the same cubin of it and of the current code.
+//! Needs the toolkit's nvcc and NVRTC (`cargo make setup`) and the built kernel set, whose texts
+//! are the current code here.
 
 mod common;
 
@@ -28,19 +28,25 @@ fn best() -> registry::Config {
 /// An OLD_TREE: the kernel set's headers and the variant's source as `edit` leaves it; with the
 /// hash a search on it would have stored.
 fn old_tree(edit: impl Fn(&str) -> String) -> (tempfile::TempDir, String) {
+    old_tree_with(edit, |_, text| text.to_string())
+}
+
+/// As `old_tree`, each header (name, text) as `header` leaves it too.
+fn old_tree_with(edit: impl Fn(&str) -> String, header: impl Fn(&str, &str) -> String) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
     let csrc = dir.path().join("csrc");
     std::fs::create_dir_all(csrc.join("include")).unwrap();
-    for (name, text) in &registry::set().unwrap().headers {
+    let headers: Vec<(String, String)> = registry::set().unwrap().headers.iter().map(|(n, t)| (n.clone(), header(n, t))).collect();
+    for (name, text) in &headers {
         std::fs::write(csrc.join("include").join(name), text).unwrap();
     }
-    let mut old = spec().clone();
-    old.source = edit(&spec().source);
-    assert_ne!(old.source, spec().source, "the edit applies to {VARIANT}'s source");
-    let file = csrc.join(&old.file);
+    let source = edit(&spec().source);
+    assert!(source != spec().source || headers != registry::set().unwrap().headers, "the edit applies to {VARIANT}'s texts");
+    let file = csrc.join(&spec().file);
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-    std::fs::write(&file, &old.source).unwrap();
-    let hash = jit::hash(&old, &best(), 90).unwrap();
+    std::fs::write(&file, &source).unwrap();
+    let defines = jit::hashed_defines(spec(), &best(), &source, &headers).unwrap();
+    let hash = jit::hash_texts(&source, &headers, &defines, &jit::target(spec(), 90).name(), &jit::version().unwrap());
     (dir, hash)
 }
 
@@ -115,7 +121,7 @@ fn an_edit_that_changes_the_code_stays_stale() {
     let before = std::fs::read(&file).unwrap();
     let plan = carry::plan(dir.path(), old.path()).unwrap();
     match &outcomes(&plan)[..] {
-        [Outcome::Stale(why)] => assert!(why.contains("other SASS"), "{why}"),
+        [Outcome::Stale(why)] => assert!(why.contains("another cubin"), "{why}"),
         other => panic!("{other:?}"),
     }
     assert!(plan.writes.is_empty());
@@ -133,17 +139,28 @@ fn a_tree_that_does_not_hash_to_the_stored_hash_proves_nothing() {
 }
 
 #[test]
-fn sass_is_compared_without_what_names_a_file_or_a_place_in_it() {
-    let dump = |path: &str, at: [&str; 2], encoding: &str| {
-        format!(
-            "\n\tcode for sm_90\n\t\tFunction : k\n\tidentifier = {path}\n        /*{}*/                   EXIT ;   /* {encoding} */  \n\n        /*{}*/                   BRA 0x10;\n",
-            at[0], at[1]
-        )
-    };
-    let a = carry::normalise(&dump("/tmp/old/csrc/k.cu", ["0000", "0010"], "0x000000000000794d"));
-    assert_eq!(a, "\tcode for sm_90\n\t\tFunction : k\n                           EXIT ;   /* 0x000000000000794d */\n                           BRA 0x10;\n");
-    assert_eq!(carry::normalise(&dump("/work/csrc/k.cu", ["0100", "0110"], "0x000000000000794d")), a, "another path, another place");
-    assert_ne!(carry::normalise(&dump("/tmp/old/csrc/k.cu", ["0000", "0010"], "0x000000000000794e")), a, "another encoding");
+fn what_lies_beside_the_instructions_is_compared_too() {
+    // Launch bounds change no instruction of the listing, but a launch of the old block size fails.
+    let (old, old_hash) = old_tree(|s| s.replace("__launch_bounds__(THREADS)", "__launch_bounds__(THREADS / 2)"));
+    let (dir, _) = results(&[(1024, &old_hash)]);
+    match &outcomes(&carry::plan(dir.path(), old.path()).unwrap())[..] {
+        [Outcome::Stale(why)] => assert!(why.contains("another cubin"), "{why}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_change_to_code_only_nvrtc_compiles_is_not_carried() {
+    // lab_base.h's __CUDACC_RTC__ branch, which nvcc never reads.
+    let (old, old_hash) = old_tree_with(
+        |s| s.to_string(),
+        |name, text| if name == "lab_base.h" { text.replace("typedef int int32_t;", "typedef signed int int32_t;") } else { text.to_string() },
+    );
+    let (dir, _) = results(&[(1024, &old_hash)]);
+    match &outcomes(&carry::plan(dir.path(), old.path()).unwrap())[..] {
+        [Outcome::Stale(why)] => assert!(why.contains("__CUDACC_RTC__"), "{why}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 fn kernel_lab(args: &[&str]) -> (i32, String, String) {

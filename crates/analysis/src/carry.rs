@@ -1,16 +1,20 @@
 //! Carrying stored tunings across an edit that left their machine code alone. A tuning's
 //! `best_hash` covers the text of the variant and the headers it includes, so any code edit to a
-//! header (a refactor whose SASS is byte-identical, too) makes the tuning stale, and searching
+//! header (a refactor whose machine code is byte-identical, too) makes the tuning stale, and searching
 //! again needs the GPU it was made on. Given the tree the search ran on (OLD_TREE), a tuning is
 //! carried to the current hash on proof: OLD_TREE's texts hash to the stored `best_hash` (so they
-//! are what was tuned), and nvcc makes the same SASS of the old and the current texts in the
-//! tuned configuration, once what names a file or a place in it is dropped (as
-//! scripts/sass-diff.py compares). The current side is the kernel set's own texts (those
-//! `jit::hash` covers), not csrc/ on disk, which may have moved on since the build.
+//! are what was tuned), and nvcc makes the same cubin, byte for byte, of the old and the current
+//! texts in the tuned configuration: the instructions and everything beside them (launch bounds,
+//! registers, shared memory, constant data). Compiled without line information, a cubin names no
+//! source path, so two trees at different paths compare equal. The current side is the kernel
+//! set's own texts (those `jit::hash` covers), not csrc/ on disk, which may have moved on since
+//! the build.
 //!
-//! What it assumes: the tuner compiled with NVRTC, and the proof compiles with nvcc; both share
-//! the front end and ptxas, so an edit that leaves nvcc's SASS alone is taken to leave NVRTC's
-//! alone too. Variant sources include only the lab's headers (as NVRTC, given only those, needs).
+//! What it assumes: the tuner compiled with NVRTC, and the proof compiles with nvcc of the same
+//! CUDA version (refused otherwise); both share the front end and ptxas, so an edit that leaves
+//! nvcc's cubin alone is taken to leave NVRTC's alone too. Code only NVRTC reads (a header's
+//! `__CUDACC_RTC__` branch) is outside that: a tuning whose such header changed is not carried.
+//! Variant sources include only the lab's headers (as NVRTC, given only those, needs).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,7 +30,7 @@ use crate::schema::run::Record;
 use crate::schema::tuning::TuneRecord;
 use crate::store;
 
-/// Compiles at once: nvcc and cuobjdump are mostly one core each, and the machine runs other work.
+/// Compiles at once: nvcc is mostly one core each, and the machine runs other work.
 const WORKERS: usize = 2;
 
 /// What became of one stored tuning.
@@ -110,10 +114,14 @@ pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
     if files.is_empty() {
         return Err(io(results, "carry", format!("holds no {TUNINGS}")));
     }
-    // One folder per call: a process (a test binary) may carry several folders at once.
+    // A folder this call creates, never one left by a run that was killed: its files would be
+    // compiled as the current code.
     static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let scratch = Scratch(std::env::temp_dir().join(format!("kernel-lab-carry-{}-{call}", std::process::id())));
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let dir = std::env::temp_dir().join(format!("kernel-lab-carry-{}-{call}-{nanos}", std::process::id()));
+    std::fs::create_dir(&dir).map_err(|e| io(&dir, "create", e))?;
+    let scratch = Scratch(dir);
     let current = scratch.0.join("current");
     std::fs::create_dir_all(current.join("include")).map_err(|e| io(&current, "create", e))?;
     for (name, text) in &registry::set()?.headers {
@@ -149,9 +157,9 @@ pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
         let mut jobs: Vec<Job> = pending.iter().flat_map(|(_, p)| [p.old.clone(), p.new.clone()]).collect();
         jobs.sort();
         jobs.dedup();
-        let sass = compile_all(&Tools::find()?, &jobs, &scratch.0);
+        let cubins = compile_all(&Tools::find(&trees.version)?, &jobs, &scratch.0);
         let of = |j: &Job| {
-            jobs.binary_search(j).ok().and_then(|i| sass.get(&i).cloned()).unwrap_or_else(|| Err("the compile did not finish".into()))
+            jobs.binary_search(j).ok().and_then(|i| cubins.get(&i).cloned()).unwrap_or_else(|| Err("the compile did not finish".into()))
         };
         let mut changed = vec![false; texts.len()];
         for (file, p) in pending {
@@ -166,7 +174,7 @@ pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
                     changed[file] = true;
                     Outcome::Carried { from, to: p.now }
                 }
-                (Ok(_), Ok(_)) => Outcome::Stale("nvcc makes other SASS of the current code".into()),
+                (Ok(_), Ok(_)) => Outcome::Stale("nvcc makes another cubin of the current code".into()),
                 (Err(e), _) => Outcome::Stale(format!("OLD_TREE's code: {e}")),
                 (_, Err(e)) => Outcome::Stale(format!("the current code: {e}")),
             };
@@ -220,14 +228,19 @@ impl Trees {
         if jit::hash_texts(&old_source, &self.old_headers, &defines, &target.name(), &self.version) != stored {
             return Err("OLD_TREE is not the code it was tuned on".into());
         }
-        let new_file = self.current.join("src").join(&spec.file);
-        if !new_file.is_file() {
-            let dir = new_file.parent().unwrap_or(&self.current);
-            std::fs::create_dir_all(dir)
-                .and_then(|()| std::fs::write(&new_file, &spec.source))
-                .map_err(|e| format!("{}: {e}", new_file.display()))?;
+        // What NVRTC alone compiles is not in nvcc's cubin: such a header must not have changed.
+        let set = registry::set().map_err(|e| e.to_string())?;
+        let rtc_only = |headers: &[(String, String)], source: &str| -> Vec<(String, String)> {
+            jit::included(source, headers).into_iter().filter(|(_, t)| t.contains("__CUDACC_RTC__")).map(|(n, t)| (n.clone(), jit::code(t))).collect()
+        };
+        if rtc_only(&self.old_headers, &old_source) != rtc_only(&set.headers, &spec.source) {
+            return Err("a header with code only NVRTC compiles (__CUDACC_RTC__) changed".into());
         }
-        // SASS of the tuning's architecture: NVRTC's compute_XY(a), as nvcc's sm_XY(a).
+        // Written by this call (several records of a variant write the same text).
+        let new_file = self.current.join("src").join(&spec.file);
+        let dir = new_file.parent().unwrap_or(&self.current);
+        std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&new_file, &spec.source)).map_err(|e| format!("{}: {e}", new_file.display()))?;
+        // The cubin of the tuning's architecture: NVRTC's compute_XY(a), as nvcc's sm_XY(a).
         let gencode = format!("-gencode={}", Target { ptx: false, ..target }.gencode());
         let defines = jit::defines(spec, best).map_err(|e| e.to_string())?;
         let job = |include: PathBuf, source: PathBuf| Job { include, source, defines: defines.clone(), gencode: gencode.clone() };
@@ -241,7 +254,8 @@ fn find_tunings(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         std::fs::read_dir(dir).map_err(|e| io(dir, "read folder", e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     children.sort();
     for c in children {
-        if c.is_dir() {
+        // A linked folder is not followed: a link back up would never end.
+        if std::fs::symlink_metadata(&c).is_ok_and(|m| m.is_dir()) {
             find_tunings(&c, out)?;
         } else if c.file_name().is_some_and(|n| n == TUNINGS) {
             out.push(c);
@@ -268,49 +282,33 @@ fn headers(include: &Path) -> std::result::Result<Vec<(String, String)>, String>
         .collect()
 }
 
-/// nvcc, cuobjdump and the folder nvdisasm is in (cuobjdump -sass runs nvdisasm by name).
+/// The toolkit's nvcc, of the CUDA version NVRTC has.
 struct Tools {
     nvcc: PathBuf,
-    cuobjdump: PathBuf,
-    nvdisasm_dir: PathBuf,
 }
 
 impl Tools {
-    /// nvcc where the build looks (`Nvcc::find`), cuobjdump and nvdisasm where
-    /// scripts/sass-diff.py looks: CUOBJDUMP / NVDISASM, PATH, the toolkit scripts/setup.sh
-    /// installs, then .toolkit/sass, all under the repository the kernel set was built from.
-    fn find() -> Result<Tools> {
+    /// nvcc where the build looks (`Nvcc::find`, under the repository the kernel set was built
+    /// from), refused unless its version is NVRTC's `nvrtc` ("13.0"): another compiler's cubin
+    /// proves nothing of what NVRTC compiled.
+    fn find(nvrtc: &str) -> Result<Tools> {
         let set = registry::set()?;
         let root = set.sources.first().and_then(|s| s.path.parent()).map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         let nvcc = Nvcc::find(&root).map_err(LabError::Unavailable)?;
-        let find = |name: &str, var: &str| -> Option<PathBuf> {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            std::env::var_os(var)
-                .map(PathBuf::from)
-                .into_iter()
-                .chain(std::env::split_paths(&path).map(|d| d.join(name)))
-                .chain([root.join(".toolkit/nvidia/cu13/bin").join(name), root.join(".toolkit/sass/nvidia/cu13/bin").join(name)])
-                .find(|p| {
-                    std::fs::metadata(p)
-                        .is_ok_and(|m| m.is_file() && std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0)
-                })
-        };
-        match (find("cuobjdump", "CUOBJDUMP"), find("nvdisasm", "NVDISASM")) {
-            (Some(cuobjdump), Some(nvdisasm)) => {
-                Ok(Tools { nvcc: nvcc.path, cuobjdump, nvdisasm_dir: nvdisasm.parent().map(Path::to_path_buf).unwrap_or_default() })
-            }
-            _ => Err(LabError::Unavailable(
-                "cuobjdump/nvdisasm not found: set CUOBJDUMP and NVDISASM, or run `scripts/sass-diff.py` once \
-                 (it installs them into .toolkit/sass)"
-                    .into(),
-            )),
+        if !nvcc.version.starts_with(&format!("{nvrtc}.")) {
+            return Err(LabError::Unavailable(format!(
+                "nvcc {} ({}) is not of NVRTC's CUDA {nvrtc}: point NVCC at the toolkit the tunings were compiled with",
+                nvcc.version,
+                nvcc.path.display()
+            )));
         }
+        Ok(Tools { nvcc: nvcc.path })
     }
 }
 
-/// The normalised SASS of every job, by its index, compiled `WORKERS` at a time; an error is the
-/// tool's first line of complaint.
-fn compile_all(tools: &Tools, jobs: &[Job], scratch: &Path) -> BTreeMap<usize, std::result::Result<String, String>> {
+/// The cubin of every job, by its index, compiled `WORKERS` at a time; an error is nvcc's first
+/// line of complaint.
+fn compile_all(tools: &Tools, jobs: &[Job], scratch: &Path) -> BTreeMap<usize, std::result::Result<Vec<u8>, String>> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     std::thread::scope(|s| {
         let workers: Vec<_> = (0..WORKERS.min(jobs.len()))
@@ -320,7 +318,7 @@ fn compile_all(tools: &Tools, jobs: &[Job], scratch: &Path) -> BTreeMap<usize, s
                     loop {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(job) = jobs.get(i) else { break done };
-                        done.push((i, sass(tools, job, &scratch.join(format!("{i}.cubin")))));
+                        done.push((i, cubin(tools, job, &scratch.join(format!("{i}.cubin")))));
                     }
                 })
             })
@@ -330,54 +328,14 @@ fn compile_all(tools: &Tools, jobs: &[Job], scratch: &Path) -> BTreeMap<usize, s
     })
 }
 
-fn sass(tools: &Tools, job: &Job, cubin: &Path) -> std::result::Result<String, String> {
-    let run = |cmd: &mut Command| -> std::result::Result<String, String> {
-        let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", cmd.get_program().to_string_lossy()))?;
-        if !out.status.success() {
-            let err = String::from_utf8_lossy(&out.stderr);
-            let first = err.lines().find(|l| l.contains("error")).or_else(|| err.lines().next()).unwrap_or("failed");
-            return Err(format!("{}: {}", Path::new(cmd.get_program()).file_name().unwrap_or_default().to_string_lossy(), first.trim()));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    };
+fn cubin(tools: &Tools, job: &Job, cubin: &Path) -> std::result::Result<Vec<u8>, String> {
     let mut nvcc = Command::new(&tools.nvcc);
     nvcc.args(["-cubin", "-O3", "-std=c++17"]).arg(format!("-I{}", job.include.display())).args(&job.defines).arg(&job.gencode);
-    run(nvcc.arg("-o").arg(cubin).arg(&job.source))?;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    let path =
-        std::env::join_paths(std::iter::once(tools.nvdisasm_dir.clone()).chain(std::env::split_paths(&path))).map_err(|e| e.to_string())?;
-    let text = normalise(&run(Command::new(&tools.cuobjdump).env("PATH", path).arg("-sass").arg(cubin))?);
-    if !text.contains("Function :") {
-        return Err(format!("cuobjdump: {} holds no SASS", cubin.display()));
+    let out = nvcc.arg("-o").arg(cubin).arg(&job.source).output().map_err(|e| format!("cannot run nvcc: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let first = err.lines().find(|l| l.contains("error")).or_else(|| err.lines().next()).unwrap_or("failed");
+        return Err(format!("nvcc: {}", first.trim()));
     }
-    Ok(text)
-}
-
-/// cuobjdump's text less what names a path, a source line or an offset, as scripts/sass-diff.py
-/// normalises it: lines that only carry them go, the /*0000*/ offsets in front of instructions
-/// are cut, and so are trailing blanks and blank lines. Every instruction and its encoding stays.
-pub fn normalise(text: &str) -> String {
-    const DROPPED: [&str; 5] = ["identifier =", ".loc\t", ".loc ", ".file\t", ".file "];
-    let mut out = String::new();
-    for line in text.lines() {
-        if DROPPED.iter().any(|d| line.trim().starts_with(d)) {
-            continue;
-        }
-        let body = line.trim_start_matches([' ', '\t']);
-        let indent = &line[..line.len() - body.len()];
-        let offset = body
-            .strip_prefix("/*")
-            .and_then(|r| r.split_once("*/"))
-            .filter(|(hex, _)| hex.len() >= 4 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)));
-        let line = match offset {
-            Some((_, rest)) => format!("{indent}{rest}"),
-            None => line.to_string(),
-        };
-        let line = line.trim_end();
-        if !line.is_empty() {
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
+    std::fs::read(cubin).map_err(|e| format!("{}: {e}", cubin.display()))
 }

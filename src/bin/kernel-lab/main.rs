@@ -97,7 +97,7 @@ enum Cmd {
     /// newer run supersedes record by record removed; report, compare and advise read the same.
     Prune(results::PruneArgs),
     /// Stale tunings carried to the current code where a checkout of the tree they were tuned on
-    /// proves it (its hash is theirs) and nvcc makes the same SASS of both; nothing else changes.
+    /// proves it (its hash is theirs) and nvcc makes the same cubin of both; nothing else changes.
     Carry(results::CarryArgs),
     /// The spec sheet's GPUs ranked for a workload (BERT, ResNet-50, a GEMM): the sheet's bound
     /// scaled by the efficiency the lab measured, by time, per dollar and per watt.

@@ -345,7 +345,7 @@ pub struct CarryArgs {
 }
 
 /// `carry`: stale tunings moved to the current hash where OLD_TREE is the code they were tuned on
-/// and nvcc makes the same SASS of it and of the current code; the rest left as they were.
+/// and nvcc makes the same cubin of it and of the current code; the rest left as they were.
 pub fn carry(args: &CarryArgs) -> Result<u8> {
     use kernel_lab::analysis::carry::{self, Outcome};
     let plan = carry::plan(&args.results_dir, &args.from)?;
@@ -363,7 +363,7 @@ pub fn carry(args: &CarryArgs) -> Result<u8> {
             }
             Outcome::Carried { from, to } => {
                 carried += 1;
-                outln!("carried: {subject} ({from} -> {to}, the same SASS)");
+                outln!("carried: {subject} ({from} -> {to}, the same cubin)");
             }
             Outcome::Stale(why) => {
                 stale += 1;
