@@ -35,3 +35,10 @@ fn the_committed_bindings_are_what_bindgen_makes_of_lab_h() {
     let committed = std::fs::read_to_string(&path).unwrap();
     assert!(committed == now, "crates/gpu/src/lab_ffi.rs differs from what bindgen makes of csrc/include/lab.h now: run `cargo make ffi`");
 }
+
+#[test]
+fn the_build_plans_c_boxes_of_the_width_the_header_gives_the_kernels() {
+    // hopper::Layout gives two C buffers only where a tile's boxes are even in number, counting
+    // boxes of its own TMA_C_COLS; the kernels' boxes are lab_gemm.h's LAB_TMA_C_COLS wide.
+    assert_eq!(kernel_lab::facts::hopper::TMA_C_COLS, u64::from(kernel_lab::gpu::ffi::LAB_TMA_C_COLS));
+}

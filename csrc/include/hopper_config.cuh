@@ -37,12 +37,13 @@ struct lab_gemm_config {
     // A persistent block stages C in slices of SLICE columns in a buffer of its own past the ring:
     // 64 MT rows of SPITCH elements a warpgroup, or, for TMA stores, C_BUFS buffers of MT boxes
     // (64 rows of 128 bytes each, C_BOX). How many buffers, and whether ring and buffers fit
-    // LAB_DYN_SMEM, is the build's plan (crates/facts/src/hopper.rs), which this kernel takes:
-    // LAB_RING_BYTES, LAB_SLICE_BYTES past the ring, LAB_C_BUFS.
+    // LAB_DYN_SMEM, is the build's plan (crates/facts/src/hopper.rs: LAB_RING_BYTES,
+    // LAB_SLICE_BYTES past the ring, LAB_C_BUFS), which this kernel takes and holds to what it
+    // addresses, so a plan made for another composition fails its build.
     static constexpr int SLICE = 32 / MT, SPITCH = SLICE + 8, C_BOX = 64 * 128;
     static constexpr int C_BUFS = LAB_C_BUFS;
-    static constexpr int SLICE_BYTES_ROWS = Epi::sliced ? CONSUMERS * 64 * MT * SPITCH * 4 : 0;
-    static constexpr int SLICE_BYTES_TMA = Epi::sliced ? CONSUMERS * C_BUFS * MT * C_BOX : 0;
+    static constexpr int SLICE_BYTES_ROWS = CONSUMERS * 64 * MT * SPITCH * 4, SLICE_BYTES_TMA = CONSUMERS * C_BUFS * MT * C_BOX;
+    static constexpr int SLICE_BYTES = Epi::sliced ? (SLICE_BYTES_ROWS > SLICE_BYTES_TMA ? SLICE_BYTES_ROWS : SLICE_BYTES_TMA) : 0;
     // setmaxnreg: of the registers launched (65536 / BLOCK_X a thread, in eights), the producer
     // keeps 40 and the consumers share the rest in eights: 232 each of two, 152 each of three.
     static constexpr int LAUNCH_REGS = 65536 / BLOCK_X / 8 * 8;
@@ -53,8 +54,9 @@ struct lab_gemm_config {
     static_assert(BM == 64 * MT * (ping_pong ? 1 : CONSUMERS) && MT <= 2 && BK * P::elem == 128 && (BN == 128 || BN == 176 || BN == 192 || BN == 256),
                   "consumers of MT m64nBN blocks, 128-byte rows for the swizzle");
     static_assert(MT * BN / 2 * (P::promote ? 2 : 1) <= CONSUMER_REGS - 40, "accumulators: 40 of a consumer's registers left for the rest");
-    static_assert(RING_BYTES == LAB_RING_BYTES && SLICE_BYTES_ROWS <= LAB_SLICE_BYTES && SLICE_BYTES_TMA <= LAB_SLICE_BYTES,
-                  "the ring and the C slices this kernel addresses are within the build's plan");
+    static_assert(RING_BYTES == LAB_RING_BYTES && SLICE_BYTES == LAB_SLICE_BYTES, "the ring and the C slices this kernel addresses are the build's plan");
+    static_assert(LAB_RING_BYTES + LAB_SLICE_BYTES + 1024 <= LAB_DYN_SMEM, "the plan fits the dynamic shared memory");
+    static_assert(C_BUFS <= 2 && (C_BUFS < 2 || BN / LAB_TMA_C_COLS % 2 == 0), "two C buffers only where a tile's boxes are even in number");
     static_assert(GROUP_M >= 1, "tile rows per rasterisation group");
     static_assert(M_OUTER < 2 || (MT == 2 && !P::promote), "M_OUTER = 2: the wait between two 64-row blocks");
     static_assert(RING_BYTES >= BM * CPITCH * 4, "the C tile staged in the drained ring fits it");

@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use crate::family::{FamilyId, GemmInput, Role};
 
 /// The columns of one box of C's TMA store map (lab_gemm.h's LAB_TMA_C_COLS; tests/ffi.rs holds
-/// the two equal).
-pub const TMA_C_COLS: u32 = 32;
+/// the two equal, and the kernel's epilogue asserts its boxes are of that width).
+pub const TMA_C_COLS: u64 = 32;
 
 /// Bytes of one C box: 64 rows of 128 bytes.
-const C_BOX: u32 = 64 * 128;
+const C_BOX: u64 = 64 * 128;
 
 /// What hopper_config.cuh lays out past the 1024-byte alignment of the dynamic shared memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,14 +42,23 @@ impl Layout {
     /// BLOCK_X, PINGPONG, PERSISTENT, SLICED_C, LAB_DYN_SMEM); Err says what does not fit.
     pub fn plan(family: FamilyId, value: &dyn Fn(&str) -> Option<i64>) -> Result<Layout, String> {
         let Role::Gemm(input) = family.role() else { return Err(format!("{} is not a GEMM family", family.name())) };
-        let get = |name: &str, default: i64| -> Result<u32, String> {
-            let v = value(name).unwrap_or(default);
-            u32::try_from(v).map_err(|_| format!("{name} = {v} must be a non-negative 32-bit integer"))
+        // Sizes in u64, so no configuration overflows them; the plan's own sizes fit u32 below.
+        let need = |name: &str| -> Result<u64, String> {
+            let v = value(name).ok_or_else(|| format!("a Hopper GEMM needs the define {name}"))?;
+            u64::try_from(v).ok().filter(|&v| v > 0 && v <= u32::MAX as u64).ok_or_else(|| format!("{name} = {v} must be a positive 32-bit integer"))
         };
-        let (bm, bn, stages, block_x) = (get("BM", 0)?, get("BN", 0)?, get("STAGES", 0)?, get("BLOCK_X", 0)?);
-        let ping_pong = get("PINGPONG", 0)? == 1;
-        let sliced = get("PERSISTENT", 0)? == 1 && get("SLICED_C", 1)? == 1;
-        let dyn_smem = get("LAB_DYN_SMEM", 0)?;
+        // Read as the kernel reads them (a define's default where the manifest has none), and
+        // only 0 or 1, so no other value means one thing here and another in C.
+        let flag = |name: &str, default: i64| -> Result<bool, String> {
+            match value(name).unwrap_or(default) {
+                0 => Ok(false),
+                1 => Ok(true),
+                v => Err(format!("{name} = {v}: a Hopper GEMM takes 0 or 1")),
+            }
+        };
+        let (bm, bn, stages, block_x, dyn_smem) = (need("BM")?, need("BN")?, need("STAGES")?, need("BLOCK_X")?, need("LAB_DYN_SMEM")?);
+        let ping_pong = flag("PINGPONG", 0)?;
+        let sliced = flag("PERSISTENT", 0)? && flag("SLICED_C", 1)?;
         // One producer warpgroup and the consumers: 128 threads each.
         if block_x % 128 != 0 || !(384..=512).contains(&block_x) {
             return Err(format!("BLOCK_X = {block_x}: a producer warpgroup and two or three consumers (384 or 512 threads)"));
@@ -57,7 +66,7 @@ impl Layout {
         let consumers = block_x / 128 - 1;
         // The 64-row blocks of a tile each consumer multiplies.
         let rows_per_consumer = if ping_pong { 64 } else { 64 * consumers };
-        if bm == 0 || bm % rows_per_consumer != 0 || !(1..=2).contains(&(bm / rows_per_consumer)) {
+        if bm % rows_per_consumer != 0 || !(1..=2).contains(&(bm / rows_per_consumer)) {
             return Err(format!(
                 "BM = {bm}: one or two 64-row blocks for each of {consumers} consumers{}",
                 if ping_pong { " in turn" } else { "" }
@@ -68,8 +77,8 @@ impl Layout {
         let ring_bytes = stages * (bm * 128 + b_rows * 128);
         // The rows path: SLICE = 32 / MT columns of 64 MT rows, each row padded by 8 elements of 4 bytes.
         let rows_bytes = consumers * 64 * mt * (32 / mt + 8) * 4;
-        let tma_bytes = |bufs: u32| consumers * bufs * mt * C_BOX;
-        let fits = |past: u32| ring_bytes + past + 1024 <= dyn_smem;
+        let tma_bytes = |bufs: u64| consumers * bufs * mt * C_BOX;
+        let fits = |past: u64| ring_bytes + past + 1024 <= dyn_smem;
         let c_bufs = if fits(rows_bytes.max(tma_bytes(2))) && (bn / TMA_C_COLS) % 2 == 0 {
             2
         } else if fits(rows_bytes.max(tma_bytes(1))) {
@@ -88,7 +97,8 @@ impl Layout {
         if ring_bytes < bm * (bn + 8) * 4 {
             return Err(format!("the ring ({ring_bytes} bytes) is smaller than the {bm} x {bn} C tile it stages ({})", bm * (bn + 8) * 4));
         }
-        Ok(Layout { ring_bytes, slice_bytes, c_bufs })
+        // Both fit LAB_DYN_SMEM, itself a 32-bit integer.
+        Ok(Layout { ring_bytes: ring_bytes as u32, slice_bytes: slice_bytes as u32, c_bufs: c_bufs as u32 })
     }
 
     /// The plan as the kernel reads it, on nvcc's and NVRTC's command lines.
@@ -151,5 +161,10 @@ mod tests {
         d[3] = ("BLOCK_X", 256);
         assert!(plan(FamilyId::Tensor, &d).unwrap_err().contains("BLOCK_X = 256"));
         assert!(plan(FamilyId::Softmax, PINGPONG_128X192).is_err());
+        // A flag is 0 or 1, as C would read any other value as 1; a size must be given.
+        d[3] = ("BLOCK_X", 384);
+        d[4] = ("PINGPONG", 2);
+        assert!(plan(FamilyId::Tensor, &d).unwrap_err().contains("PINGPONG = 2"));
+        assert!(plan(FamilyId::Tensor, &PINGPONG_128X192[1..]).unwrap_err().contains("needs the define BM"));
     }
 }
