@@ -14,8 +14,9 @@
 #include "row_geometry.cuh"
 
 static_assert(PER_THREAD % 4 == 0, "whole float4s a thread");
-constexpr int HELD = TEAM * PER_THREAD;  // the columns the registers hold
-static_assert(HELD <= 4096, "the block's shared column sums fit 32 KB");
+// The columns the registers hold; the block's shared column sums of them fit 32 KB (at most 4,096:
+// the entry's constraint in variants.toml).
+constexpr int HELD = TEAM * PER_THREAD;
 
 struct sums {
     float g = 0.0f, gx = 0.0f;  // of g = dy * gamma and of g * xhat

@@ -7,7 +7,7 @@
 #include "lab_memory.h"
 #include "stream_ops.cuh"
 
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && VEC == 1, "a 1-D block, 4-byte accesses");
+static_assert(VEC == 1, "4-byte accesses");  // a 1-D block: the entries' constraint
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) memory_01_stream_scalar(lab_stream_args p) {
     const uint64_t threads = (uint64_t)gridDim.x * BLOCK_X;

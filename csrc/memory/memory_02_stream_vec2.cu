@@ -5,7 +5,7 @@
 #include "lab_memory.h"
 #include "stream_ops.cuh"
 
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && VEC == 2, "a 1-D block, 8-byte accesses");
+static_assert(VEC == 2, "8-byte accesses");  // a 1-D block: the entries' constraint
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) memory_02_stream_vec2(lab_stream_args p) {
     const float2* b = lab_ptr<const float2>(p.b);

@@ -7,7 +7,7 @@
 #include "lab_memory.h"
 #include "stream_ops.cuh"
 
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1 && VEC == 4, "a 1-D block, 16-byte accesses");
+static_assert(VEC == 4, "16-byte accesses");  // a 1-D block: the entries' constraint
 static_assert(UNROLL >= 1 && UNROLL <= 16, "UNROLL loads in flight per thread");
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) memory_03_stream_vec4(lab_stream_args p) {

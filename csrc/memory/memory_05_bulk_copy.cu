@@ -10,7 +10,7 @@
 #include "bulk_async.cuh"
 #include "stream_ops.cuh"
 
-static_assert(OP == 0 && VEC == 4 && BLOCK_Y == 1 && BLOCK_Z == 1, "a copy of 16-byte words, 1-D block");
+static_assert(OP == 0 && VEC == 4, "a copy of 16-byte words");  // a warp a block: the entry's constraint
 static_assert(CHUNK % 16 == 0 && STAGES >= 2, "CHUNK bytes, a multiple of 16; at least two stages");
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) memory_05_bulk_copy(lab_stream_args p) {

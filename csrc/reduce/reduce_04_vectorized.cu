@@ -8,7 +8,7 @@
 #include "lab_reduce.h"
 #include "reduce_grid.cuh"
 
-static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
+// A 1-D block of whole warps: the entry's constraints in variants.toml.
 
 extern "C" __global__ void __launch_bounds__(BLOCK_X) reduce_04_vectorized(lab_reduce_args p) {
     const float total = lab_block_sum<BLOCK_X>(lab_thread_sum<BLOCK_X, UNROLL>(lab_ptr<const float>(p.src), p.n));

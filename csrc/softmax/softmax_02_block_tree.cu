@@ -9,7 +9,7 @@
 #include "lab_softmax.h"
 #include "softmax_row.cuh"
 
-static_assert(ROWS_PER_BLOCK == 1 && BLOCK_Y == 1 && BLOCK_Z == 1, "a block a row");
+static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");  // a block a row: the entry's constraint
 static_assert((BLOCK_X & (BLOCK_X - 1)) == 0, "the tree halves a power of two");
 
 // op over the block's BLOCK_X values, in every thread.

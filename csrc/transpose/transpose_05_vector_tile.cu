@@ -12,7 +12,8 @@
 
 #define TILE (BLOCK_X * VEC)
 static_assert(VEC == 2 || VEC == 4, "VEC floats per access");
-static_assert(TILE_X == TILE && TILE_Y == TILE && TILE % BLOCK_Y == 0 && BLOCK_Z == 1, "TILE / BLOCK_Y rows per thread");
+// A square tile of TILE / BLOCK_Y rows a thread, in shared memory: the entry's constraints in
+// variants.toml.
 
 template <int V>
 struct lab_vec;
