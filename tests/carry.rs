@@ -163,6 +163,21 @@ fn a_change_to_code_only_nvrtc_compiles_is_not_carried() {
     }
 }
 
+#[test]
+fn only_the_results_folders_own_model_folders_are_read() {
+    // A folder holding another checkout (its results/<model>/tunings.jsonl two levels down) is
+    // not searched into: carry rewrites only what it was pointed at.
+    let (old, old_hash) = old_tree(neutral);
+    let (inner, _) = results(&[(1024, &old_hash)]);
+    let outer = tempfile::tempdir().unwrap();
+    std::fs::rename(inner.path(), outer.path().join("checkout")).unwrap();
+    let e = carry::plan(outer.path(), old.path()).unwrap_err().to_string();
+    assert!(e.contains("holds no tunings.jsonl"), "{e}");
+    // The model folder itself may be named.
+    let (dir, _) = results(&[(1024, &old_hash)]);
+    assert_eq!(carry::plan(&dir.path().join(MODEL), old.path()).unwrap().considered.len(), 1);
+}
+
 fn kernel_lab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_kernel-lab")).args(args).output().unwrap();
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();

@@ -95,7 +95,7 @@ fn io(path: &Path, what: &str, e: impl std::fmt::Display) -> LabError {
     LabError::Results { path: path.display().to_string(), msg: format!("cannot {what}: {e}") }
 }
 
-/// What carrying every tunings file under `results` (a folder, searched to any depth) with
+/// What carrying the tunings files of `results` (a results folder, or one model's) with
 /// `old_tree` as the tree the searches ran on would do. Nothing is changed; compiles happen in a
 /// scratch folder. The toolkit is looked for only when some record needs a proof.
 pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
@@ -248,17 +248,22 @@ impl Trees {
     }
 }
 
-/// Every tunings file under `dir`, in path order.
+/// The tunings files of a results folder, in path order: `dir/tunings.jsonl` (one GPU model's
+/// folder given) or `dir/<model>/tunings.jsonl` (the results folder), no deeper, so a folder that
+/// holds other checkouts is not searched into theirs. A linked folder is not followed.
 fn find_tunings(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let own = dir.join(TUNINGS);
+    if own.is_file() {
+        out.push(own);
+        return Ok(());
+    }
     let mut children: Vec<PathBuf> =
         std::fs::read_dir(dir).map_err(|e| io(dir, "read folder", e))?.filter_map(|e| e.ok().map(|e| e.path())).collect();
     children.sort();
     for c in children {
-        // A linked folder is not followed: a link back up would never end.
-        if std::fs::symlink_metadata(&c).is_ok_and(|m| m.is_dir()) {
-            find_tunings(&c, out)?;
-        } else if c.file_name().is_some_and(|n| n == TUNINGS) {
-            out.push(c);
+        let file = c.join(TUNINGS);
+        if std::fs::symlink_metadata(&c).is_ok_and(|m| m.is_dir()) && file.is_file() {
+            out.push(file);
         }
     }
     Ok(())
