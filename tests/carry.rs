@@ -154,7 +154,13 @@ fn a_change_to_code_only_nvrtc_compiles_is_not_carried() {
     // lab_base.h's __CUDACC_RTC__ branch, which nvcc never reads.
     let (old, old_hash) = old_tree_with(
         |s| s.to_string(),
-        |name, text| if name == "lab_base.h" { text.replace("typedef int int32_t;", "typedef signed int int32_t;") } else { text.to_string() },
+        |name, text| {
+            if name == "lab_base.h" {
+                text.replace("typedef int int32_t;", "typedef signed int int32_t;")
+            } else {
+                text.to_string()
+            }
+        },
     );
     let (dir, _) = results(&[(1024, &old_hash)]);
     match &outcomes(&carry::plan(dir.path(), old.path()).unwrap())[..] {

@@ -231,7 +231,11 @@ impl Trees {
         // What NVRTC alone compiles is not in nvcc's cubin: such a header must not have changed.
         let set = registry::set().map_err(|e| e.to_string())?;
         let rtc_only = |headers: &[(String, String)], source: &str| -> Vec<(String, String)> {
-            jit::included(source, headers).into_iter().filter(|(_, t)| t.contains("__CUDACC_RTC__")).map(|(n, t)| (n.clone(), jit::code(t))).collect()
+            jit::included(source, headers)
+                .into_iter()
+                .filter(|(_, t)| t.contains("__CUDACC_RTC__"))
+                .map(|(n, t)| (n.clone(), jit::code(t)))
+                .collect()
         };
         if rtc_only(&self.old_headers, &old_source) != rtc_only(&set.headers, &spec.source) {
             return Err("a header with code only NVRTC compiles (__CUDACC_RTC__) changed".into());
@@ -239,7 +243,9 @@ impl Trees {
         // Written by this call (several records of a variant write the same text).
         let new_file = self.current.join("src").join(&spec.file);
         let dir = new_file.parent().unwrap_or(&self.current);
-        std::fs::create_dir_all(dir).and_then(|()| std::fs::write(&new_file, &spec.source)).map_err(|e| format!("{}: {e}", new_file.display()))?;
+        std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::write(&new_file, &spec.source))
+            .map_err(|e| format!("{}: {e}", new_file.display()))?;
         // The cubin of the tuning's architecture: NVRTC's compute_XY(a), as nvcc's sm_XY(a).
         let gencode = format!("-gencode={}", Target { ptx: false, ..target }.gencode());
         let defines = jit::defines(spec, best).map_err(|e| e.to_string())?;

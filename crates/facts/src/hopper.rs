@@ -45,7 +45,10 @@ impl Layout {
         // Sizes in u64, so no configuration overflows them; the plan's own sizes fit u32 below.
         let need = |name: &str| -> Result<u64, String> {
             let v = value(name).ok_or_else(|| format!("a Hopper GEMM needs the define {name}"))?;
-            u64::try_from(v).ok().filter(|&v| v > 0 && v <= u32::MAX as u64).ok_or_else(|| format!("{name} = {v} must be a positive 32-bit integer"))
+            u64::try_from(v)
+                .ok()
+                .filter(|&v| v > 0 && v <= u32::MAX as u64)
+                .ok_or_else(|| format!("{name} = {v} must be a positive 32-bit integer"))
         };
         // Read as the kernel reads them (a define's default where the manifest has none), and
         // only 0 or 1, so no other value means one thing here and another in C.
