@@ -90,7 +90,10 @@ impl Layout {
             0
         };
         let slice_bytes = if sliced { rows_bytes.max(tma_bytes(c_bufs)) } else { 0 };
-        if stages < 2 || !fits(slice_bytes) {
+        if stages < 2 {
+            return Err(format!("STAGES = {stages}: the ring needs two stages or more (one filling while one is read)"));
+        }
+        if !fits(slice_bytes) {
             return Err(format!(
                 "the ring of {stages} stages ({ring_bytes} bytes) and C's slices ({slice_bytes}) need {} bytes with the alignment, over LAB_DYN_SMEM = {dyn_smem}",
                 ring_bytes + slice_bytes + 1024
@@ -146,6 +149,7 @@ mod tests {
         assert_eq!(with(192, 5).unwrap(), Layout { ring_bytes: 204800, slice_bytes: 24576, c_bufs: 0 });
         let e = with(192, 6).unwrap_err();
         assert!(e.contains("over LAB_DYN_SMEM = 231424"), "{e}");
+        assert!(with(128, 1).unwrap_err().contains("STAGES = 1"));
     }
 
     #[test]
