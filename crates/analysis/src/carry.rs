@@ -103,7 +103,7 @@ pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
         return Err(io(results, "read", "no such folder"));
     }
     let old_csrc = old_tree.join("csrc");
-    let old_headers = headers(&old_csrc.join("include")).map_err(|e| {
+    let old_headers = crate::facts::build::headers(&old_csrc.join("include")).map_err(|e| {
         LabError::Usage(format!(
             "{}: not a checkout of the repository ({e}): --from takes the tree the tunings were made on",
             old_tree.display()
@@ -189,14 +189,7 @@ pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
 /// over the old one, as `prune` writes it, so a file is never left half-written.
 pub fn apply(carry: &Carry) -> Result<()> {
     for (path, lines) in &carry.writes {
-        let part = path.with_extension("jsonl.part");
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&part)?;
-            std::io::Write::write_all(&mut f, (lines.join("\n") + "\n").as_bytes())?;
-            f.sync_all()
-        };
-        write().map_err(|e| io(&part, "write", e))?;
-        std::fs::rename(&part, path).map_err(|e| io(path, "replace", e))?;
+        crate::prune::replace_lines(path, lines)?;
     }
     Ok(())
 }
@@ -273,24 +266,6 @@ fn find_tunings(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// The files of an include folder (name, text) in name order, as the build reads csrc/include
-/// into the kernel set.
-fn headers(include: &Path) -> std::result::Result<Vec<(String, String)>, String> {
-    let mut paths: Vec<PathBuf> = std::fs::read_dir(include)
-        .map_err(|e| format!("{}: {e}", include.display()))?
-        .filter_map(|d| d.ok().map(|d| d.path()))
-        .filter(|p| p.is_file())
-        .collect();
-    paths.sort();
-    paths
-        .iter()
-        .map(|p| {
-            let name = p.file_name().unwrap_or_default().to_string_lossy().to_string();
-            std::fs::read_to_string(p).map(|t| (name, t)).map_err(|e| format!("{}: {e}", p.display()))
-        })
-        .collect()
 }
 
 /// The toolkit's nvcc, of the CUDA version NVRTC has.

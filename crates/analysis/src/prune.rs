@@ -214,17 +214,24 @@ fn reads_differently(before: &[Run], after: &[Run]) -> Option<String> {
 pub fn apply(prune: &Prune) -> Result<()> {
     let io = |p: &Path, what: &str, e: std::io::Error| LabError::Results { path: p.display().to_string(), msg: format!("cannot {what}: {e}") };
     for (path, lines) in &prune.tunings {
-        let part = path.with_extension("jsonl.part");
-        let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&part)?;
-            std::io::Write::write_all(&mut f, (lines.join("\n") + "\n").as_bytes())?;
-            f.sync_all()
-        };
-        write().map_err(|e| io(&part, "write", e))?;
-        std::fs::rename(&part, path).map_err(|e| io(path, "replace", e))?;
+        replace_lines(path, lines)?;
     }
     for p in prune.folded.iter().chain(&prune.superseded) {
         std::fs::remove_file(p).map_err(|e| io(p, "remove", e))?;
     }
     Ok(())
+}
+
+/// A results file replaced by `lines`: written whole beside itself, synced to disk, then renamed
+/// over it, so a reader finds the old file or the new one and never half of one.
+pub(crate) fn replace_lines(path: &Path, lines: &[String]) -> Result<()> {
+    let io = |p: &Path, what: &str, e: std::io::Error| LabError::Results { path: p.display().to_string(), msg: format!("cannot {what}: {e}") };
+    let part = path.with_extension("jsonl.part");
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::File::create(&part)?;
+        std::io::Write::write_all(&mut f, (lines.join("\n") + "\n").as_bytes())?;
+        f.sync_all()
+    };
+    write().map_err(|e| io(&part, "write", e))?;
+    std::fs::rename(&part, path).map_err(|e| io(path, "replace", e))
 }

@@ -5,7 +5,7 @@
 pub mod nvcc;
 mod sets;
 
-pub use sets::kernels;
+pub use sets::{headers, kernels};
 
 use std::path::Path;
 

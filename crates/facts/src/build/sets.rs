@@ -82,7 +82,9 @@ fn lab_constants(include: &Path) -> Result<BTreeMap<String, i64>, String> {
         .collect())
 }
 
-fn headers(include: &Path) -> Result<Vec<(String, String)>, String> {
+/// The files of an include folder (name, text) in name order: what the kernel set records of
+/// csrc/include, and what `kernel-lab carry` reads of an older tree's.
+pub fn headers(include: &Path) -> Result<Vec<(String, String)>, String> {
     let mut paths: Vec<PathBuf> =
         std::fs::read_dir(include).map_err(|e| format!("{}: {e}", include.display()))?.filter_map(|d| d.ok().map(|d| d.path())).collect();
     paths.sort();
