@@ -45,6 +45,20 @@ fn names_are_unique_and_rungs_ordered() {
 }
 
 #[test]
+fn every_define_the_build_derives_is_one_the_tuning_hash_knows() {
+    // jit::hash takes the generated defines only where a kernel names one of launch::GENERATED: a
+    // derived define missing from that list would change code without staling its tunings.
+    use kernel_lab::facts::{family::FamilyId, launch};
+    for v in all() {
+        let family = FamilyId::parse(&v.family).unwrap();
+        for d in launch::generated_defines(family, &v.launch) {
+            let name = d.trim_start_matches("-D").split('=').next().unwrap().to_string();
+            assert!(launch::GENERATED.contains(&name.as_str()), "{}: {name} is not in launch::GENERATED", v.name);
+        }
+    }
+}
+
+#[test]
 fn launches_are_typed_from_the_manifest() {
     let sgemm = registry::by_name("sgemm_08_double_buffered").unwrap();
     assert_eq!(sgemm.launch.grid, Grid::Tiles { x: 128, y: 128 });
