@@ -21,18 +21,18 @@
 #include "hopper_consumer.cuh"
 
 // B's k-tile t for the tile at column col0 into stage b. One block: MN-major B, whose 128-byte rows
-// hold 64 columns, comes as one copy of a 3-D map of its column chunks where n fills them and every
-// tile starts on one (b_chunks; the 128 x 128 ping-pong tile: 273k cycles and 11.0M L2 requests at
-// 4096^3, against 283k and 12.7M with a copy a chunk; 128 x 192 is level). A pair (CY = 2): each
+// hold 64 columns, comes as one copy where the host made its map 3-D, of column chunks (p.b_chunks:
+// the 128 x 128 ping-pong tile took 273k cycles and 11.0M L2 requests at 4096^3 so, against 283k
+// and 12.7M with a copy a chunk; 128 x 192 is level). A pair (CY = 2): each
 // block loads its share of B's 64-column chunks (at BN = 192 two and one) or rows and multicasts it
 // to both (UTMALDG.MULTICAST).
 template <class K>
-__device__ __forceinline__ void lab_load_b(unsigned char* b, const lab_gemm_tma_args& p, int t, int col0, int rank, bool b_chunks, uint64_t* bar) {
+__device__ __forceinline__ void lab_load_b(unsigned char* b, const lab_gemm_tma_args& p, int t, int col0, int rank, uint64_t* bar) {
     constexpr int CY = K::CY;
     if constexpr (CY == 1 && K::prec::b_kmajor) {
         lab_tma_load_2d(b, &p.b_map, t * BK, col0, bar);  // BK x BN
     } else if constexpr (CY == 1) {
-        if (b_chunks) {
+        if (p.b_chunks) {
             lab_tma_load_3d(b, &p.b_map, 0, t * BK, col0 / 64, bar);  // 64 x BK x BN / 64 chunks
         } else {
 #pragma unroll
@@ -75,10 +75,6 @@ __device__ __forceinline__ void lab_gemm_run(const lab_gemm_tma_args& p) {
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
         if (tid == 0) {
             const int rank = tiles.rank;
-            // The host's rule for B's map (MN-major, one block): its 128-byte column chunks as a
-            // third dimension, all BN / 64 of a k-tile one copy, where n fills whole chunks and
-            // every tile starts on one (BN a multiple of 64).
-            const bool b_chunks = K::CY == 1 && !K::prec::b_kmajor && BN % 64 == 0 && (p.g.n * K::prec::elem) % 128 == 0;
             int it = 0;
             typename K::ring r;
             lab_unit w;
@@ -92,7 +88,7 @@ __device__ __forceinline__ void lab_gemm_run(const lab_gemm_tma_args& p) {
                     unsigned char* b = a + STAGE_A;
                     lab_mbar_expect_tx(&full[s], STAGE_A + STAGE_B);
                     lab_tma_load_2d(a, &p.a_map, t * BK, row0, &full[s]);  // BK x BM
-                    lab_load_b<K>(b, p, t, col0, rank, b_chunks, &full[s]);
+                    lab_load_b<K>(b, p, t, col0, rank, &full[s]);
                 }
             }
             (void)rank;

@@ -48,7 +48,9 @@ typedef struct __attribute__((aligned(64))) lab_tma {
  * `arrivals` (two counters a block, zero between launches; the kernel leaves them so). Where C's
  * rows are 16-byte aligned, c_tma is 1 and c_map describes C (n x m, 4-byte elements) in boxes
  * of LAB_TMA_C_COLS x LAB_TMA_C_ROWS with the 128-byte swizzle: a persistent kernel's epilogue
- * stores through it without waiting for the writes. */
+ * stores through it without waiting for the writes. b_chunks is 1 where the host made b_map of
+ * MN-major B 3-D (64-column chunks x k x n / 64, a chunk's 128 bytes apart), so a k-tile's chunks
+ * are one copy; 0 where b_map is B's 2-D map. The host alone decides which map it makes. */
 #define LAB_TMA_C_COLS 32
 #define LAB_TMA_C_ROWS 64
 typedef struct lab_gemm_tma_args {
@@ -59,6 +61,7 @@ typedef struct lab_gemm_tma_args {
     lab_dptr partials;
     lab_dptr arrivals;
     int32_t c_tma;
+    int32_t b_chunks;
 } lab_gemm_tma_args;
 
 /* A helper in a TMA kernel's module: `rows` rows of `cols` bytes, packed at src, copied to dst at a

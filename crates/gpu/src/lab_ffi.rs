@@ -275,6 +275,7 @@ pub struct lab_gemm_tma_args {
     pub partials: lab_dptr,
     pub arrivals: lab_dptr,
     pub c_tma: i32,
+    pub b_chunks: i32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -287,6 +288,7 @@ const _: () = {
     ["Offset of field: lab_gemm_tma_args::partials"][::std::mem::offset_of!(lab_gemm_tma_args, partials) - 448usize];
     ["Offset of field: lab_gemm_tma_args::arrivals"][::std::mem::offset_of!(lab_gemm_tma_args, arrivals) - 456usize];
     ["Offset of field: lab_gemm_tma_args::c_tma"][::std::mem::offset_of!(lab_gemm_tma_args, c_tma) - 464usize];
+    ["Offset of field: lab_gemm_tma_args::b_chunks"][::std::mem::offset_of!(lab_gemm_tma_args, b_chunks) - 468usize];
 };
 impl Default for lab_gemm_tma_args {
     fn default() -> Self {

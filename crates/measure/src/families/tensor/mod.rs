@@ -197,9 +197,11 @@ impl<K: Kind> Case for MmaCase<K> {
         };
         // MN-major B of one block, where n fills whole 128-byte chunks and every tile starts on
         // one (BN a multiple of the chunk): the chunks as a third dimension (128 bytes apart), so
-        // a k-tile's BN / chunk of them are one copy (the kernel's rule, wgmma_gemm.cuh).
+        // a k-tile's BN / chunk of them are one copy. The rule lives here alone: the kernel loads
+        // by whichever map b_chunks says it was given (hopper_kernel.cuh).
         let chunk = (128 / size) as u64;
-        let b_map = if self.b_t.is_none() && kernel.launch.cluster == [1, 1, 1] && (n * size) % 128 == 0 && bn as u64 % chunk == 0 {
+        let b_chunks = self.b_t.is_none() && kernel.launch.cluster == [1, 1, 1] && (n * size) % 128 == 0 && bn as u64 % chunk == 0;
+        let b_map = if b_chunks {
             driver::tensor_map(
                 K::TMA,
                 b,
@@ -218,6 +220,7 @@ impl<K: Kind> Case for MmaCase<K> {
             partials,
             arrivals,
             c_tma: c_tma.into(),
+            b_chunks: b_chunks.into(),
         };
         // SAFETY: TMA kernels take lab_gemm_tma_args (a __grid_constant__ parameter); the maps
         // describe A (m x k, pitch lda) and B (k x n, or n x k where K-major; pitch ldb) as
