@@ -11,7 +11,9 @@ compute_NN target (PTX the driver compiles for newer GPUs) goes to <variant>.<co
 What names the source file or a place in it is dropped (the `identifier =` line, the /*0000*/
 offsets, PTX's .file and .loc lines: the build passes --generate-line-info), so a tree at another
 path or a comment that moves code down a line compares equal; every instruction and its encoding
-stays, so any change to the code does not.
+stays, so any change to the code does not. `compare` reads DIR_A's variants renamed since
+(csrc/renames.toml) under their new names, in its file names and its symbols alike, so a rename
+that left the code alone compares equal.
 Needs no GPU. cuobjdump and nvdisasm come from CUOBJDUMP / NVDISASM, PATH, the toolkit
 scripts/setup.sh installs, or .toolkit/sass; where none has them, this installs the wheels there
 (python3 -m pip install --no-deps --target .toolkit/sass nvidia-cuda-cuobjdump==13.2.78
@@ -131,23 +133,50 @@ def dump(kernels, out):
     return 2 if failed else 0
 
 
+def renames():
+    """csrc/renames.toml's variant names, old to new: entry symbols are file stems, which the
+    table's names include."""
+    import tomllib
+    with open(os.path.join(ROOT, "csrc", "renames.toml"), "rb") as f:
+        return tomllib.load(f)["variants"]
+
+
 def compare(a, b):
     def listing(d):
         try:
             return {f for f in os.listdir(d) if f.endswith((".sass", ".ptx"))}
         except OSError as e:
             fail(f"{d}: {e.strerror}")
-    la, lb = listing(a), listing(b)
+    table = renames()
+    # A symbol as a whole identifier, or as the stem of PTX's parameter names (<symbol>_param_0).
+    names = "|".join(map(re.escape, sorted(table, key=len, reverse=True)))
+    word = re.compile(r"(?<![A-Za-z0-9_])(" + names + r")(?=_param_|[^A-Za-z0-9_]|$)", re.M) if table else None
+    # A kernel's static shared arrays, whose mangled names hold the symbol and its length.
+    mangled = re.compile(r"_ZZ(\d+)(" + names + r")E") if table else None
+    # DIR_A may be a dump from before a rename: its files and symbols are read with the new
+    # names, so a renamed kernel compares equal where only its name moved.
+    def new_name(f):
+        variant, rest = f.split(".", 1)
+        return f"{table.get(variant, variant)}.{rest}"
+    la_raw, lb = listing(a), listing(b)
+    by_new = {new_name(f): f for f in la_raw}
+    la = set(by_new)
+    renamed = sum(1 for f in la_raw if new_name(f) != f)
     if not la and not lb:
         fail(f"neither {a} nor {b} holds a dump (.sass or .ptx files)")
     same, differ = 0, []
     for f in sorted(la & lb):
-        if open(os.path.join(a, f)).read() == open(os.path.join(b, f)).read():
+        text_a = open(os.path.join(a, by_new[f])).read()
+        if word and by_new[f] != f:
+            text_a = mangled.sub(lambda m: f"_ZZ{len(table[m.group(2)])}{table[m.group(2)]}E", text_a)
+            text_a = word.sub(lambda m: table[m.group(1)], text_a)
+        if text_a == open(os.path.join(b, f)).read():
             same += 1
         else:
             differ.append(f)
     only_a, only_b = sorted(la - lb), sorted(lb - la)
-    print(f"{same} pairs identical, {len(differ)} differ" + (f", {len(only_a)} only in {a}, {len(only_b)} only in {b}" if only_a or only_b else ""))
+    print(f"{same} pairs identical, {len(differ)} differ" + (f" ({renamed} of {a} read under their new names)" if renamed else "")
+          + (f", {len(only_a)} only in {a}, {len(only_b)} only in {b}" if only_a or only_b else ""))
     for f in differ:
         print(f"  differs: {f.rsplit('.', 1)[0]}")
     for f in only_a:

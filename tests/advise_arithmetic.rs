@@ -77,7 +77,7 @@ fn bound(g: &Gpu, dims: &[u64], p: Precision) -> f64 {
 /// The vendor's fp16 GEMM at `dims` on `device`, reaching `share` of the sheet's bound.
 fn vendor(device: (&str, u32), dims: &[u64], share: f64) -> Entry {
     let g = sheet::for_device(device.0, device.1).unwrap();
-    entry("tensor", Kind::Baseline, Status::Ok, dims, Some(share * bound(g, dims, Precision::Fp16)))
+    entry("fp16", Kind::Baseline, Status::Ok, dims, Some(share * bound(g, dims, Precision::Fp16)))
 }
 
 fn request(workload: Workload, precision: Precision, gpus: u64) -> Request {
@@ -110,11 +110,11 @@ fn a_measured_gpu_is_priced_at_the_median_of_its_own_shares_and_the_others_at_th
         vec![
             // Not the vendor's, not ok, another precision's family, no rate, no share at all:
             // none of them counts.
-            entry("tensor", Kind::Variant, Status::Ok, &N, fast),
-            entry("tensor", Kind::Baseline, Status::Failed, &N, fast),
+            entry("fp16", Kind::Variant, Status::Ok, &N, fast),
+            entry("fp16", Kind::Baseline, Status::Failed, &N, fast),
             entry("sgemm", Kind::Baseline, Status::Ok, &N, fast),
-            entry("tensor", Kind::Baseline, Status::Ok, &N, None),
-            entry("tensor", Kind::Baseline, Status::Ok, &N, Some(0.0)),
+            entry("fp16", Kind::Baseline, Status::Ok, &N, None),
+            entry("fp16", Kind::Baseline, Status::Ok, &N, Some(0.0)),
             // Another shape: only the workload's own count while there are some.
             vendor(d, &[6144, 6144, 6144], 0.05),
         ]
@@ -398,7 +398,7 @@ fn each_precision_names_its_rate_family_and_element_sizes() {
     for (p, rate, family, input, output) in [
         (Precision::Fp32, S::Fp32, "sgemm", 4.0, 4.0),
         (Precision::Tf32, S::Tf32, "tf32", 4.0, 4.0),
-        (Precision::Fp16, S::Fp16F32Acc, "tensor", 2.0, 2.0),
+        (Precision::Fp16, S::Fp16F32Acc, "fp16", 2.0, 2.0),
         (Precision::Bf16, S::Bf16F32Acc, "bf16", 2.0, 2.0),
         (Precision::Int8, S::Int8, "int8", 1.0, 4.0),
         (Precision::Fp8, S::Fp8F32Acc, "fp8", 1.0, 2.0),

@@ -227,3 +227,57 @@ fn errors_are_one_line_and_a_usage_code() {
     }
     assert!(std::fs::read(&file).unwrap() == before, "the file is left as it was");
 }
+
+/// A variant renamed since its search (csrc/renames.toml): OLD_TREE holds its file under the old
+/// family folder and name, with the old entry symbol. It is proven against the current code like
+/// any other, and the carried record takes the new names; an edit to its code still stays stale.
+#[test]
+fn a_renamed_variant_is_carried_under_its_new_name() {
+    const NEW: &str = "fp16_01_wmma_naive";
+    let old_name = kernel_lab::facts::renames::former(NEW).expect("fp16_01_wmma_naive was renamed");
+    let old_family = kernel_lab::facts::renames::families().find(|(_, new)| *new == "fp16").unwrap().0;
+    let spec = registry::by_name(NEW).unwrap();
+    let best = spec.config();
+    let tree = |edit: &dyn Fn(&str) -> String| {
+        let dir = tempfile::tempdir().unwrap();
+        let csrc = dir.path().join("csrc");
+        std::fs::create_dir_all(csrc.join("include")).unwrap();
+        std::fs::create_dir_all(csrc.join(old_family)).unwrap();
+        let headers = registry::set().unwrap().headers.clone();
+        for (name, text) in &headers {
+            std::fs::write(csrc.join("include").join(name), text).unwrap();
+        }
+        let source = edit(&spec.source.replace(NEW, old_name));
+        std::fs::write(csrc.join(old_family).join(format!("{old_name}.cu")), &source).unwrap();
+        let defines = jit::hashed_defines(spec, &best, &source, &headers).unwrap();
+        let hash = jit::hash_texts(&source, &headers, &defines, &jit::target(spec, 90).name(), &jit::version().unwrap());
+        (dir, hash)
+    };
+    let stored = |hash: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().join(MODEL);
+        std::fs::create_dir_all(&folder).unwrap();
+        let mut header = common::bench_header("2026-01-01T00:00:00Z", common::device("NVIDIA H200", 0, "GPU-1234abcd", "gpu-host"));
+        header.run.kind = RunKind::Tune;
+        let t =
+            TuneRecord { best: Some(best.clone()), best_hash: Some(hash.into()), ..common::tune_record(old_family, old_name, &[1024; 3]) };
+        let lines = [serde_json::to_string(&header).unwrap(), serde_json::to_string(&Record::Tuning(Box::new(t))).unwrap()];
+        std::fs::write(folder.join("tunings.jsonl"), lines.join("\n") + "\n").unwrap();
+        (dir, folder.join("tunings.jsonl"))
+    };
+    let now = jit::hash(spec, &best, 90).unwrap();
+
+    let (old, old_hash) = tree(&|s| s.to_string());
+    let (dir, file) = stored(&old_hash);
+    let plan = carry::plan(dir.path(), old.path()).unwrap();
+    assert_eq!(outcomes(&plan), vec![Outcome::Carried { from: old_hash.clone(), to: now.clone() }]);
+    carry::apply(&plan).unwrap();
+    let line = std::fs::read_to_string(&file).unwrap().lines().nth(1).unwrap().to_string();
+    let Record::Tuning(t) = serde_json::from_str::<Record>(&line).unwrap() else { panic!("a tuning record: {line}") };
+    assert_eq!((t.family.as_str(), t.variant.as_str(), t.best_hash.as_deref()), ("fp16", NEW, Some(now.as_str())));
+
+    let (old, old_hash) = tree(&|s| s.replace("(BLOCK_X * BLOCK_Y)", "(BLOCK_X * BLOCK_Y / 2)"));
+    let (dir, _) = stored(&old_hash);
+    let plan = carry::plan(dir.path(), old.path()).unwrap();
+    assert!(matches!(&outcomes(&plan)[..], [Outcome::Stale(why)] if why.contains("another cubin")), "{:?}", outcomes(&plan));
+}

@@ -131,9 +131,9 @@ fn registry_commands_need_no_gpu() {
     assert!(text.contains("not built for sm_70"), "the skipped architecture is said: {text}");
     // What the build derives beside the manifest's choices, per variant: the ping-pong tile's
     // four stages of 40 KiB and its two consumers' two TMA-store buffers of two boxes.
-    let out = lab(&["list", "--family", "tensor", "--format", "csv"], dir.path());
+    let out = lab(&["list", "--family", "fp16", "--format", "csv"], dir.path());
     let text = String::from_utf8_lossy(&out.stdout);
-    let row = text.lines().find(|l| l.contains(",tensor_07_pingpong,")).unwrap_or_else(|| panic!("{text}"));
+    let row = text.lines().find(|l| l.contains(",fp16_07_pingpong,")).unwrap_or_else(|| panic!("{text}"));
     assert!(row.contains("LAB_ARGS=lab_gemm_tma_args LAB_RING_BYTES=163840 LAB_SLICE_BYTES=65536 LAB_C_BUFS=2"), "{row}");
     let out = lab(&["resources", "--arch", "sm_89"], dir.path());
     assert!(out.status.success());
@@ -188,7 +188,7 @@ fn report_names_kernels_compiled_at_run_time() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
-        text.contains("tensor_05_wgmma_tma") && text.contains("compiled by NVRTC") && text.contains("sm_90 is not in the fatbin"),
+        text.contains("fp16_05_wgmma_tma") && text.contains("compiled by NVRTC") && text.contains("sm_90 is not in the fatbin"),
         "{text}"
     );
 }

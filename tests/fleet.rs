@@ -104,7 +104,7 @@ fn committed_run() -> PathBuf {
         .rev()
         .find(|p| {
             store::read_run(p).is_ok_and(|r| {
-                r.header.run.kind == RunKind::Bench && r.records.iter().any(|x| matches!(x, Record::Entry(e) if e.family == "tensor"))
+                r.header.run.kind == RunKind::Bench && r.records.iter().any(|x| matches!(x, Record::Entry(e) if e.family == "fp16"))
             })
         })
         .expect("committed H200 bench runs")

@@ -39,7 +39,7 @@ fn csrc() -> PathBuf {
 /// The families' precision traits: a rung of family f names this type.
 fn precision(family: &str) -> Option<&'static str> {
     Some(match family {
-        "tensor" | "fp16" => "lab_fp16",
+        "fp16" => "lab_fp16",
         "bf16" => "lab_bf16",
         "tf32" => "lab_tf32",
         "int8" => "lab_int8",
@@ -196,12 +196,12 @@ fn hopper_part_headers_are_short_and_choose_by_type() {
 #[test]
 fn the_rules_reject_the_old_shapes() {
     let old = "// Technique: ping-pong\n#include \"wgmma_gemm.cuh\"\n\nextern \"C\" __global__ void k(const __grid_constant__ lab_gemm_tma_args p) { lab_wgmma_gemm(p); }\n";
-    assert!(composition_fault("tensor", old).is_some());
+    assert!(composition_fault("fp16", old).is_some());
     let commented = "// using Kernel = lab_pingpong<lab_fp16, lab_ring<4>, lab_persistent<1>, lab_sliced_epilogue>;\n".to_string() + old;
-    assert!(composition_fault("tensor", &commented).is_some(), "a composition in a comment is no composition");
+    assert!(composition_fault("fp16", &commented).is_some(), "a composition in a comment is no composition");
     let new = "using Kernel = lab_pingpong<lab_fp16, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;\n\
                extern \"C\" __global__ void k(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }\n";
-    assert_eq!(composition_fault("tensor", new), None);
+    assert_eq!(composition_fault("fp16", new), None);
     assert!(composition_fault("bf16", new).unwrap().contains("lab_bf16"));
     assert_eq!(choice_conditionals("#if PINGPONG\nx\n#elif STREAMK == 1\n#endif\n").len(), 2);
     assert_eq!(choice_conditionals("#if CLUSTER_Y == 1 && !LAB_B_KMAJOR\n").len(), 1);

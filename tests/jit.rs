@@ -108,9 +108,9 @@ fn only_narrows_a_tune_list_and_fixes_an_untuned_define() {
 
 #[test]
 fn a_search_on_one_gpu_takes_that_gpus_shared_memory() {
-    // tensor_04 is sm_80+: its build keeps to the 99 KB an sm_86 block may have; a search on an
+    // fp16_04 is sm_80+: its build keeps to the 99 KB an sm_86 block may have; a search on an
     // H100 or H200 (sm_90, 227 KB) may give it a deeper ring.
-    let v = registry::by_name("tensor_04_mma_ldmatrix").unwrap();
+    let v = registry::by_name("fp16_04_mma_ldmatrix").unwrap();
     let deep = v.config().with("LAB_DYN_SMEM", 196608).with("WN", 64).with("STAGES", 4).with("BM", 128).with("BN", 256).with("BK", 64);
     assert!(tune::prefilter(v, &deep, None).is_err(), "every admitted architecture's limit");
     assert!(tune::prefilter(v, &deep, Some(86)).is_err(), "an sm_86 block may have 99 KB");
@@ -173,7 +173,7 @@ fn a_kernel_includes_its_own_familys_arguments_and_no_other_familys() {
             .map(|(name, _)| name.as_str())
             .filter(|n| n.starts_with("lab") && n.ends_with(".h") && *n != "lab_base.h")
             .collect();
-        let gemm = ["sgemm", "tensor", "bf16", "tf32", "int8", "fp8"].contains(&v.family.as_str());
+        let gemm = ["sgemm", "fp16", "bf16", "tf32", "int8", "fp8"].contains(&v.family.as_str());
         // A family in fp16 or bf16 storage takes its fp32 family's arguments (softmax_fp16: softmax's).
         let base = v.family.trim_end_matches("_fp16").trim_end_matches("_bf16");
         let own = if gemm { "lab_gemm.h".to_string() } else { format!("lab_{base}.h") };

@@ -32,7 +32,13 @@ fn manifest_rules() {
     bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [64, 32]\n", "over CUDA's 1024");
     bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = []\n", "1 to 3");
     bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\narch = \"ampere\"\n", "arch requirement");
-    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\nname = \"other\"\n", "start with");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\nname = \"other\"\n", "start with its file's rung 'sgemm_01_'");
+    bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\nname = \"sgemm_02_x\"\n", "start with its file's rung 'sgemm_01_'");
+    // A second entry of a file names its technique in words of its own, at the file's rung.
+    let own =
+        parse("sgemm", "[[variant]]\nfile = \"sgemm_01_x.cu\"\nname = \"sgemm_01_y\"\nblock = [16, 16]\ndefines = { BM = 16, BN = 16 }\n")
+            .unwrap();
+    assert_eq!((own[0].name.as_str(), own[0].symbol.as_str(), own[0].rung), ("sgemm_01_y", "sgemm_01_x", 1));
     bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\nmultiple_of = { k = 0 }\n", "positive");
     bad("[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\ncolour = 1\n", "unknown field");
     let twice = "[[variant]]\nfile = \"sgemm_01_x.cu\"\nblock = [1]\ndefines = { BM = 1, BN = 1 }\n";
@@ -89,9 +95,9 @@ fn defines_that_contradict_the_protocol_fail_with_the_line() {
     let gemm = "defines = { BM = 64, BN = 64 }";
     let e = third_entry("sgemm", gemm, "defines = { BM = 64 }");
     assert!(e.contains("needs the define BN"), "{e}");
-    let e = third_entry("tensor", gemm, "defines = { BM = 64, BN = 64, TMA = 1, BK = 64 }");
+    let e = third_entry("fp16", gemm, "defines = { BM = 64, BN = 64, TMA = 1, BK = 64 }");
     assert!(e.contains("TMA = 1 needs an sm_90"), "{e}");
-    let e = third_entry("tensor", gemm, "arch = \"sm_90a\"\ndefines = { BM = 64, BN = 64, TMA = 2 }");
+    let e = third_entry("fp16", gemm, "arch = \"sm_90a\"\ndefines = { BM = 64, BN = 64, TMA = 2 }");
     assert!(e.contains("TMA = 2"), "{e}");
     let e = third_entry("reduce", "defines = { BLOCKS_PER_SM = 4 }", "defines = { SINGLE_PASS = 1 }");
     assert!(e.contains("needs BLOCKS_PER_SM"), "{e}");
@@ -117,13 +123,13 @@ fn stream_k_with_tma_needs_a_persistent_grid_without_a_cluster_and_the_kernels_o
     let launch = |defs: &[(&str, i64)]| {
         let hopper = [("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64), ("STAGES", 4), ("BLOCK_X", 384), ("LAB_DYN_SMEM", 231424)];
         let all = [&hopper[..], defs].concat();
-        Launch::parse("tensor", &arch, &|n| all.iter().find(|(k, _)| *k == n).map(|p| p.1))
+        Launch::parse("fp16", &arch, &|n| all.iter().find(|(k, _)| *k == n).map(|p| p.1))
     };
     let e = launch(&[("STREAMK", 1)]).unwrap_err();
     assert!(e.contains("STREAMK = 1 with TMA = 1 needs PERSISTENT = 1"), "{e}");
     // Without TMA it is the sgemm protocol's one-tile-a-block stream-K: a grid of tiles.
     let plain =
-        Launch::parse("tensor", &arch, &|n| [("BM", 128), ("BN", 256), ("STREAMK", 1)].iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
+        Launch::parse("fp16", &arch, &|n| [("BM", 128), ("BN", 256), ("STREAMK", 1)].iter().find(|(k, _)| *k == n).map(|p| p.1)).unwrap();
     assert!(matches!(plain.params, Params::Gemm { stream_k: true, tma_bk: None, .. }));
     let e = launch(&[("PERSISTENT", 1), ("STREAMK", 2)]).unwrap_err();
     assert!(e.contains("STREAMK = 2"), "{e}");
@@ -154,15 +160,15 @@ fn a_hopper_gemm_whose_shared_memory_plan_does_not_fit_fails_with_the_line() {
         [4, 5, third]
             .iter()
             .enumerate()
-            .map(|(i, s)| format!("[[variant]]\nfile = \"tensor_07_x.cu\"\nname = \"tensor_07_x{i}\"\nblock = [384]\n{}\n", entry(*s)))
+            .map(|(i, s)| format!("[[variant]]\nfile = \"fp16_07_x.cu\"\nname = \"fp16_07_x{i}\"\nblock = [384]\n{}\n", entry(*s)))
             .collect::<Vec<_>>()
             .join("\n")
     };
-    let ok = parse("tensor", &text(4)).unwrap();
+    let ok = parse("fp16", &text(4)).unwrap();
     let Params::Gemm { layout: Some(l), .. } = ok[1].launch.params else { panic!("{:?}", ok[1].launch.params) };
     assert_eq!((l.ring_bytes, l.slice_bytes, l.c_bufs), (5 * 40960, 24576, 0), "five stages leave room for the rows path's slices only");
-    let e = parse("tensor", &text(6)).unwrap_err();
-    assert!(e.contains("tensor/variants.toml:15:") && e.contains("over LAB_DYN_SMEM = 231424"), "{e}");
+    let e = parse("fp16", &text(6)).unwrap_err();
+    assert!(e.contains("fp16/variants.toml:15:") && e.contains("over LAB_DYN_SMEM = 231424"), "{e}");
 }
 
 #[test]
@@ -226,12 +232,12 @@ fn a_launch_takes_only_the_struct_its_familys_protocol_names() {
     // A Tensor Core family's struct follows its launch: the tensor-map path, stream-K on the
     // sgemm protocol's args, else the plain Tensor Core GEMM's.
     let tma =
-        launch("tensor", &[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64), ("STAGES", 4), ("BLOCK_X", 384), ("LAB_DYN_SMEM", 231424)]);
-    let stream_k = launch("tensor", &[("BM", 128), ("BN", 128), ("STREAMK", 1)]);
-    let plain = launch("tensor", &[("BM", 128), ("BN", 128)]);
+        launch("fp16", &[("BM", 128), ("BN", 256), ("TMA", 1), ("BK", 64), ("STAGES", 4), ("BLOCK_X", 384), ("LAB_DYN_SMEM", 231424)]);
+    let stream_k = launch("fp16", &[("BM", 128), ("BN", 128), ("STREAMK", 1)]);
+    let plain = launch("fp16", &[("BM", 128), ("BN", 128)]);
     for (l, name) in [(&tma, lab_gemm_tma_args::NAME), (&stream_k, lab_gemm_f32_args::NAME), (&plain, lab_gemm_tc_args::NAME)] {
-        assert!(abi_check("tensor_x", "tensor", l, name).is_ok(), "{name}");
+        assert!(abi_check("fp16_x", "fp16", l, name).is_ok(), "{name}");
     }
-    assert!(abi_check("tensor_x", "tensor", &plain, lab_gemm_tma_args::NAME).is_err());
-    assert!(abi_check("tensor_x", "tensor", &tma, lab_gemm_tc_args::NAME).is_err());
+    assert!(abi_check("fp16_x", "fp16", &plain, lab_gemm_tma_args::NAME).is_err());
+    assert!(abi_check("fp16_x", "fp16", &tma, lab_gemm_tc_args::NAME).is_err());
 }

@@ -62,13 +62,13 @@ fn every_define_the_build_derives_is_one_the_tuning_hash_knows() {
 fn launches_are_typed_from_the_manifest() {
     let sgemm = registry::by_name("sgemm_08_double_buffered").unwrap();
     assert_eq!(sgemm.launch.grid, Grid::Tiles { x: 128, y: 128 });
-    let tma = registry::by_name("tensor_05_wgmma_tma").unwrap();
+    let tma = registry::by_name("fp16_05_wgmma_tma").unwrap();
     let Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: false, pad_rows: false, split_k: 1, layout: Some(one_tile) } =
         tma.launch.params
     else {
         panic!("{:?}", tma.launch.params)
     };
-    let sk = registry::by_name("tensor_06_stream_k").unwrap();
+    let sk = registry::by_name("fp16_06_stream_k").unwrap();
     let Params::Gemm { tma_bk: Some(64), tile: (128, 256), stream_k: true, pad_rows: false, split_k: 1, layout: Some(persistent) } =
         sk.launch.params
     else {
@@ -98,18 +98,18 @@ fn only_grids_whose_blocks_wait_for_each_other_launch_cooperatively() {
     for name in [
         "layernorm_bwd_01_two_pass",
         "layernorm_bwd_02_fused",
-        "tensor_06_stream_k",
-        "tensor_08_pingpong_stream_k",
-        "bf16_03_pingpong_stream_k",
-        "tensor_04_mma_ldmatrix_persistent",
+        "fp16_06_stream_k",
+        "fp16_08_pingpong_stream_k",
+        "bf16_08_pingpong_stream_k",
+        "fp16_04_mma_ldmatrix_persistent",
     ] {
         assert!(waits(name), "{name}'s blocks wait for each other");
     }
     for name in [
         "l2_01_working_set",
         "peak_01_simt_fma_fp32",
-        "tensor_05_wgmma_tma",
-        "tensor_07_pingpong",
+        "fp16_05_wgmma_tma",
+        "fp16_07_pingpong",
         "sgemm_13_k_major_stream_k",
         "memory_05_bulk_copy",
     ] {
@@ -333,7 +333,7 @@ fn every_family_has_sizes_work_and_a_manifest() {
     }
     // The workload suites in every GEMM precision: the Tensor Core families run sgemm's shapes.
     let suite = |f: &str, n: &str| fam(f).suites().into_iter().find(|s| s.name == n).map(|s| s.shapes);
-    for f in ["tensor", "bf16", "tf32", "int8", "fp8"] {
+    for f in ["fp16", "bf16", "tf32", "int8", "fp8"] {
         for n in ["bert", "resnet"] {
             assert!(suite(f, n).is_some() && suite(f, n) == suite("sgemm", n), "{f} {n}");
         }
@@ -367,7 +367,7 @@ fn every_tensor_core_precision_has_the_wgmma_rung() {
     // (BK elements of the type).
     use kernel_lab::gpu::ffi::{LAB_BF16_F32ACC, LAB_FP16_F32ACC, LAB_FP8_F32ACC, LAB_INT8, LAB_TF32};
     for (family, prec, elem) in [
-        ("tensor", LAB_FP16_F32ACC, 2),
+        ("fp16", LAB_FP16_F32ACC, 2),
         ("bf16", LAB_BF16_F32ACC, 2),
         ("tf32", LAB_TF32, 4),
         ("int8", LAB_INT8, 1),

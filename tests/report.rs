@@ -23,7 +23,7 @@ fn the_html_report_opens_on_its_contents_and_plots_every_family() {
     assert!(at("<p class=\"verdict\">") < at("<figure class=\"ladder\"") && at("<figure class=\"ladder\"") < at("<table>"));
     let sections: Vec<&str> = page.split("<section id=\"family-").skip(1).map(|s| s.split("</section>").next().unwrap()).collect();
     let names: Vec<&str> = sections.iter().map(|s| s.split('"').next().unwrap()).collect();
-    for family in ["sgemm", "tensor", "memory", "transpose", "reduce", "l2", "peak", "tf32", "int8"] {
+    for family in ["sgemm", "fp16", "memory", "transpose", "reduce", "l2", "peak", "tf32", "int8"] {
         let i = names.iter().position(|n| *n == family).unwrap_or_else(|| panic!("no section for {family}: {names:?}"));
         let s = sections[i];
         assert!(s.contains("<svg") && s.contains("</svg>") && s.contains("<details>"), "{family}: a plot and a folded table");

@@ -99,12 +99,12 @@ fn a_newer_note_on_the_same_subject_replaces_the_older_in_the_view() {
     assert_eq!(
         notes,
         [
+            "fp16 4096x4096x4096: cuBLASLt best (algo 66) ran 1.040x the default call",
+            "fp16 8192x8192x8192: cuBLASLt best (algo 66) ran 1.025x the default call",
             "l2: l2_01_working_set: L2 inferred from the knee 53.8 MiB",
             "l2: l2_01_working_set_rotated: L2 inferred from the knee 79.0 MiB",
-            "tensor 4096x4096x4096: cuBLASLt best (algo 66) ran 1.040x the default call",
-            "tensor 8192x8192x8192: cuBLASLt best (algo 66) ran 1.025x the default call",
         ],
-        "the newest note per shape or variant; the others kept"
+        "the newest note per shape or variant; the others kept (written under the family's old name, read under its new one)"
     );
 }
 

@@ -3,7 +3,7 @@
 // Other depths than a power of two keep the stage and parity themselves, as CUTLASS's pipeline
 // state does: computed as it % S and it / S every k-tile, a ring of 3, 5 or 6 stages takes 8% more
 // cycles than one of 4, even with no loads. A power of two keeps the count, whose division is a
-// mask and a shift: with the cursor there, ptxas schedules tensor_08's 4-stage loop 1.5% slower at
+// mask and a shift: with the cursor there, ptxas schedules fp16_08's 4-stage loop 1.5% slower at
 // 4096^3.
 #pragma once
 #include "wgmma.cuh"

@@ -1,4 +1,4 @@
-/* The arguments of the GEMM families (sgemm, tensor, bf16, tf32, int8, fp8), passed by value. Plain C: nvcc, NVRTC, libclang. */
+/* The arguments of the GEMM families (sgemm, fp16, bf16, tf32, int8, fp8), passed by value. Plain C: nvcc, NVRTC, libclang. */
 #pragma once
 #include "lab_base.h"
 
@@ -25,7 +25,7 @@ typedef struct lab_gemm_f32_args {
 } lab_gemm_f32_args;
 
 /* Tensor Core GEMM families, row-major: C (m x n) = A (m x k) * B (k x n), A and B of the family's
- * input type (tensor: fp16, tf32: fp32, int8: s8), C of its output type (fp32, or s32 for int8). */
+ * input type (fp16: fp16, tf32: fp32, int8: s8), C of its output type (fp32, or s32 for int8). */
 typedef struct lab_gemm_tc_args {
     lab_dptr a;
     lab_dptr b;

@@ -24,7 +24,7 @@
 // rows and B 256, against 2 x (128 + 256)). One tile a block, it runs behind CLUSTER_Y = 1 in pairs
 // with cuBLAS on an H200, and a cluster-scope release on those arrivals would halve its rate.
 // Persistent, fewer L2 reads buy no time here: it runs level with single persistent blocks
-// (tensor_09, bf16_04), and behind them in ping-pong at 128 x 128.
+// (fp16_09, bf16_09), and behind them in ping-pong at 128 x 128.
 //
 // Limits: TMA needs 16-byte-aligned row strides, so the host gives unaligned inputs a padded pitch
 // first with lab_pad_rows (pad_rows.cuh); the edges of m, n and k are zero-filled by TMA, and a

@@ -1,5 +1,5 @@
 // Technique: the mma.sync GEMM rung's k loop without its data (fp16 -> fp32, sm_80 and later): one
-//   256-thread block an SM, each warp's 64 x 64 tile of 32 accumulators fed as tensor_04 feeds them,
+//   256-thread block an SM, each warp's 64 x 64 tile of 32 accumulators fed as fp16_04 feeds them,
 //   one ingredient more at each FEED: 0 the fragments in registers; 1 the fragments read by
 //   ldmatrix.x4 from a swizzled stage of 128 x 32 of A and 32 x 256 of B, double-buffered (the next
 //   k16 step's read while this one's mmas run); 2 and a block barrier every k-tile (two k16 steps);
@@ -23,7 +23,7 @@ static_assert(PREC == LAB_FP16_F32ACC && CHAINS == 32 && ITERS % 2 == 1 && FEED 
 
 constexpr int BM = 128, BN = 256, BK = 32, MT = 4, NT = 8;
 
-// The rung's stages (tensor_04): 16-byte chunk c of row r of A's 32-wide and B's 256-wide rows.
+// The rung's stages (fp16_04): 16-byte chunk c of row r of A's 32-wide and B's 256-wide rows.
 __device__ __forceinline__ int a_off(int r, int c) { return lab_swizzle16<BK>(r, c); }
 __device__ __forceinline__ int b_off(int r, int c) { return lab_swizzle16<BN>(r, c); }
 

@@ -8,7 +8,8 @@
 //! registers, shared memory, constant data). Compiled without line information, a cubin names no
 //! source path, so two trees at different paths compare equal. The current side is the kernel
 //! set's own texts (those `jit::hash` covers), not csrc/ on disk, which may have moved on since
-//! the build.
+//! the build. A variant renamed since (csrc/renames.toml) is proven the same way, its old source
+//! compiled with the old entry symbol defined as the new name, and its record takes the new name.
 //!
 //! What it assumes: the tuner compiled with NVRTC, and the proof compiles with nvcc of the same
 //! CUDA version (refused otherwise); both share the front end and ptxas, so an edit that leaves
@@ -23,6 +24,7 @@ use std::process::Command;
 use crate::error::{LabError, Result};
 use crate::facts::arch::Target;
 use crate::facts::build::nvcc::Nvcc;
+use crate::facts::renames;
 use crate::gpu::jit;
 use crate::gpu::registry::{self, Config};
 use crate::prune::TUNINGS;
@@ -167,6 +169,8 @@ pub fn plan(results: &Path, old_tree: &Path) -> Result<Carry> {
                 (Ok(a), Ok(b)) if a == b => {
                     let from = p.record.best_hash.clone().unwrap_or_default();
                     let mut record = p.record;
+                    record.family = renames::family(&record.family).to_string();
+                    record.variant = renames::variant(&record.variant).to_string();
                     record.carried_from = record.carried_from.or(Some(from.clone()));
                     record.best_hash = Some(p.now.clone());
                     texts[file].1[p.line] =
@@ -214,7 +218,10 @@ impl Trees {
         if now == stored {
             return Ok(None);
         }
-        let old_file = self.old_csrc.join(&spec.file);
+        // A variant renamed since (csrc/renames.toml): its old file, compiled with its old entry
+        // symbol defined as the new one, so the cubins compare equal where only the name moved.
+        let (old_path, rename) = renamed_from(&spec.file);
+        let old_file = self.old_csrc.join(&old_path);
         let old_source = std::fs::read_to_string(&old_file).map_err(|_| format!("OLD_TREE has no csrc/{}", spec.file))?;
         let defines = jit::hashed_defines(spec, best, &old_source, &self.old_headers).map_err(|e| e.to_string())?;
         let target = jit::target(spec, sm);
@@ -242,8 +249,25 @@ impl Trees {
         // The cubin of the tuning's architecture: NVRTC's compute_XY(a), as nvcc's sm_XY(a).
         let gencode = format!("-gencode={}", Target { ptx: false, ..target }.gencode());
         let defines = jit::defines(spec, best).map_err(|e| e.to_string())?;
-        let job = |include: PathBuf, source: PathBuf| Job { include, source, defines: defines.clone(), gencode: gencode.clone() };
-        Ok(Some((now, job(self.old_csrc.join("include"), old_file), job(self.current.join("include"), new_file))))
+        let job = |include: PathBuf, source: PathBuf, extra: Option<String>| Job {
+            include,
+            source,
+            defines: defines.iter().cloned().chain(extra).collect(),
+            gencode: gencode.clone(),
+        };
+        Ok(Some((now, job(self.old_csrc.join("include"), old_file, rename), job(self.current.join("include"), new_file, None))))
+    }
+}
+
+/// Where the kernel source `file` (`<family>/<stem>.cu`) was before a rename, and the define that
+/// gives its old entry symbol the new name; `file` itself and None where it was not renamed.
+fn renamed_from(file: &str) -> (String, Option<String>) {
+    let (dir, name) = file.rsplit_once('/').unwrap_or(("", file));
+    let stem = name.strip_suffix(".cu").unwrap_or(name);
+    let old_dir = renames::families().find(|(_, new)| *new == dir).map_or(dir, |(old, _)| old);
+    match renames::former(stem) {
+        Some(old) => (format!("{old_dir}/{old}.cu"), Some(format!("-D{old}={stem}"))),
+        None => (format!("{old_dir}/{name}"), None),
     }
 }
 

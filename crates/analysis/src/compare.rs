@@ -63,7 +63,7 @@ impl Basis {
 
 /// Launches shorter than this (ms), the subject's or its baseline's, are not judged: on the H200
 /// the ratios of such pairs moved by up to 12% between two processes running unchanged code
-/// (tf32_01 against a 15 µs cuBLAS call at 1024³), far outside each run's own interval. The hot
+/// (tf32_04 against a 15 µs cuBLAS call at 1024³), far outside each run's own interval. The hot
 /// regime is the way to time them.
 pub const SHORTEST_JUDGED_MS: f64 = 0.05;
 

@@ -47,12 +47,36 @@ pub fn read_run_with(path: &Path, warn: &mut dyn FnMut(String)) -> Result<Run> {
     let mut records = Vec::new();
     for (n, line) in lines {
         match serde_json::from_str::<Record>(line) {
-            Ok(r) => records.push(r),
+            Ok(r) => records.push(renamed(r)),
             Err(e) => warn(format!("{}:{n}: line left out, not a record of results schema {SCHEMA} ({e})", path.display())),
         }
     }
     let complete = records.iter().any(|r| matches!(r, Record::End(_)));
     Ok(Run { path: path.to_path_buf(), header, records, complete })
+}
+
+/// A record with the names the lab uses now: a family or variant renamed since it was written
+/// takes its new name (`facts::renames`, csrc/renames.toml), and an entry the rung of its new
+/// name, so results from before a rename compare with those after it.
+fn renamed(mut record: Record) -> Record {
+    use crate::facts::renames;
+    let rename = |family: &mut String, variant: &mut String| {
+        *family = renames::family(family).to_string();
+        *variant = renames::variant(variant).to_string();
+    };
+    match &mut record {
+        Record::Entry(e) => {
+            if let Some(rung) = renames::rung(&e.variant) {
+                e.rung = rung;
+            }
+            rename(&mut e.family, &mut e.variant);
+        }
+        Record::Candidate { family, variant, .. } => rename(family, variant),
+        Record::Tuning(t) => rename(&mut t.family, &mut t.variant),
+        Record::Note { text } => *text = renames::note(text),
+        Record::Transfers(_) | Record::Multi(_) | Record::End(_) => {}
+    }
+    record
 }
 
 /// Every run under `paths`: run files (`.jsonl`) and folders of them, searched to any depth. An

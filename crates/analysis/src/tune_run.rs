@@ -56,12 +56,13 @@ fn usage(msg: String) -> LabError {
 impl Request {
     /// The variants and shapes this request searches, or the first thing wrong with it.
     pub fn select(&self) -> Result<Selection> {
-        let family = families::get(registry::family(&self.family)?)
-            .ok_or_else(|| usage(format!("the kernel set names a family the lab does not implement: {}", self.family)))?;
-        let filter = self.filter.as_deref().unwrap_or(&self.family);
-        let matching: Vec<_> = registry::select(Some(filter))?.into_iter().filter(|v| v.family == self.family).collect();
+        let name = registry::family(&self.family)?;
+        let family =
+            families::get(name).ok_or_else(|| usage(format!("the kernel set names a family the lab does not implement: {name}")))?;
+        let filter = self.filter.as_deref().unwrap_or(name);
+        let matching: Vec<_> = registry::select(Some(filter))?.into_iter().filter(|v| v.family == name).collect();
         if matching.is_empty() {
-            return Err(usage(format!("'{filter}' names no variant of {}", self.family)));
+            return Err(usage(format!("'{filter}' names no variant of {name}")));
         }
         let variants: Vec<_> = matching.into_iter().filter(|v| !v.tune.is_empty()).collect();
         if variants.is_empty() {
@@ -181,7 +182,12 @@ pub fn run(
                 Some(rec) => rec,
                 None => search.run(v, shape, &label, previous, &mut |c| {
                     let candidate = Box::new(c.clone());
-                    recorder.append(Record::Candidate { family: v.family.clone(), variant: v.name.clone(), shape: label.clone(), candidate })
+                    recorder.append(Record::Candidate {
+                        family: v.family.clone(),
+                        variant: v.name.clone(),
+                        shape: label.clone(),
+                        candidate,
+                    })
                 })?,
             };
             recorder.append(Record::Tuning(Box::new(rec.clone())))?;

@@ -131,7 +131,7 @@ mod tests {
     #[test]
     fn the_pingpong_tile_keeps_two_tma_buffers_past_four_stages() {
         // 4 x (16 KiB of A + 24 KiB of B), two consumers' two buffers of two 8 KiB boxes.
-        let l = plan(FamilyId::Tensor, PINGPONG_128X192).unwrap();
+        let l = plan(FamilyId::Fp16, PINGPONG_128X192).unwrap();
         assert_eq!(l, Layout { ring_bytes: 163840, slice_bytes: 65536, c_bufs: 2 });
     }
 
@@ -141,7 +141,7 @@ mod tests {
             let mut d = PINGPONG_128X192.to_vec();
             d[1] = ("BN", bn);
             d[2] = ("STAGES", stages);
-            plan(FamilyId::Tensor, &d)
+            plan(FamilyId::Fp16, &d)
         };
         // 6 stages of 128 x 128 leave room for one buffer; 5 of 128 x 192 for the rows path's 24 KiB
         // alone; 6 of 128 x 192 not even for that.
@@ -159,19 +159,19 @@ mod tests {
         assert_eq!((l.ring_bytes, l.slice_bytes), (4 * (128 + 256) * 128, 0));
         // fp16's B of 176 columns arrives in three whole chunks.
         let d = [("BM", 192), ("BN", 176), ("STAGES", 4), ("BLOCK_X", 512), ("PERSISTENT", 1), ("LAB_DYN_SMEM", 231424)];
-        assert_eq!(plan(FamilyId::Tensor, &d).unwrap().ring_bytes, 4 * (192 + 192) * 128);
+        assert_eq!(plan(FamilyId::Fp16, &d).unwrap().ring_bytes, 4 * (192 + 192) * 128);
     }
 
     #[test]
     fn a_block_that_is_not_a_producer_and_two_or_three_consumers_is_refused() {
         let mut d = PINGPONG_128X192.to_vec();
         d[3] = ("BLOCK_X", 256);
-        assert!(plan(FamilyId::Tensor, &d).unwrap_err().contains("BLOCK_X = 256"));
+        assert!(plan(FamilyId::Fp16, &d).unwrap_err().contains("BLOCK_X = 256"));
         assert!(plan(FamilyId::Softmax, PINGPONG_128X192).is_err());
         // A flag is 0 or 1, as C would read any other value as 1; a size must be given.
         d[3] = ("BLOCK_X", 384);
         d[4] = ("PINGPONG", 2);
-        assert!(plan(FamilyId::Tensor, &d).unwrap_err().contains("PINGPONG = 2"));
-        assert!(plan(FamilyId::Tensor, &PINGPONG_128X192[1..]).unwrap_err().contains("needs the define BM"));
+        assert!(plan(FamilyId::Fp16, &d).unwrap_err().contains("PINGPONG = 2"));
+        assert!(plan(FamilyId::Fp16, &PINGPONG_128X192[1..]).unwrap_err().contains("needs the define BM"));
     }
 }

@@ -167,7 +167,7 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
 
 /// The defines the build derives for a kernel of `family` with `launch`, on nvcc's and NVRTC's
 /// command lines alike. `LAB_ARGS` names `abi`'s struct: a kernel that serves two launches
-/// (tensor_04: the Tensor Core GEMM's struct, or the sgemm protocol's with STREAMK = 1) takes it
+/// (fp16_04: the Tensor Core GEMM's struct, or the sgemm protocol's with STREAMK = 1) takes it
 /// rather than choosing by an `#if` of its own, so the kernel and the host read the choice from
 /// one function. `LAB_ELEM` names the element type of a family that does not store fp32
 /// (`FamilyId::storage`); fp32 families' command lines go without it. LAB_RING_BYTES,

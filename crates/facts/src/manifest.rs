@@ -116,12 +116,18 @@ pub fn parse(family: &str, text: &str, constant: &dyn Fn(&str) -> Option<i64>) -
         if !is_ident(stem) {
             return Err(format!("{at}: '{stem}' is not a C identifier, so it cannot be the entry symbol"));
         }
+        // A second entry of a file names the rung's technique in its own words, at its file's
+        // rung: fp16_08_stream_k_helpers is fp16_08_pingpong_stream_k.cu with helpers.
         let name = e.name.clone().unwrap_or_else(|| stem.to_string());
-        if !name.starts_with(stem) {
-            return Err(format!("{at}: a variant name must start with its file's stem '{stem}'"));
+        let rung_prefix = format!("{dir}_{rung:02}_");
+        if !name.starts_with(&rung_prefix) {
+            return Err(format!("{at}: a variant name must start with its file's rung '{rung_prefix}'"));
         }
         if dir != family && name == stem {
-            return Err(format!("{at}: a variant built from {dir}'s file needs a name of its own (say '{stem}_{}')", family.rsplit('_').next().unwrap_or(family)));
+            return Err(format!(
+                "{at}: a variant built from {dir}'s file needs a name of its own (say '{stem}_{}')",
+                family.rsplit('_').next().unwrap_or(family)
+            ));
         }
         if out.iter().any(|c| c.name == name) {
             return Err(format!("{at}: variant name '{name}' is used twice"));

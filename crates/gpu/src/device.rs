@@ -249,7 +249,7 @@ impl Kernel {
         if self.launch.blocks_wait_for_each_other() {
             // Blocks that wait for each other must all run at once, which only a cooperative
             // launch promises. It costs a few microseconds a launch (on an H200, layernorm_bwd_02
-            // at 16384x768 took 0.061 ms against 0.058 launched plainly; tensor_08's stream-K at
+            // at 16384x768 took 0.061 ms against 0.058 launched plainly; fp16_08's stream-K at
             // 8192³ measured the same either way), which a kernel that could hang has to pay.
             let mut params = [args as *const A as *mut std::ffi::c_void];
             // SAFETY: one by-value parameter, as the caller guarantees; the grid is what fits

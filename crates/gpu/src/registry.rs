@@ -55,10 +55,17 @@ pub fn families() -> Result<Vec<&'static str>> {
 }
 
 pub fn by_name(name: &str) -> Result<&'static VariantSpec> {
+    let name = current(name);
     all()?
         .iter()
         .find(|v| v.name == name)
         .ok_or_else(|| LabError::Usage(format!("no variant '{name}' in this build (`kernel-lab list` shows them)")))
+}
+
+/// The name a user gave, as the lab names it now: a retired family or variant name (from before a
+/// rename, in a script or in old results) stands for the one that replaced it.
+fn current(name: &str) -> &str {
+    crate::facts::renames::family(crate::facts::renames::variant(name))
 }
 
 /// The variants a command-line filter names: a family, a variant (its whole name), or part of
@@ -69,7 +76,7 @@ pub fn select(filter: Option<&str>) -> Result<Vec<&'static VariantSpec>> {
     let Some(f) = filter else { return Ok(all.iter().collect()) };
     let families = families()?;
     let mut keep = vec![false; all.len()];
-    for term in f.split(',').map(str::trim) {
+    for term in f.split(',').map(str::trim).map(current) {
         // A variant's whole name picks that variant alone, though it is part of others' names
         // (sgemm_08_double_buffered and sgemm_08_double_buffered_split_k).
         let whole = all.iter().any(|v| v.name == term);
@@ -101,6 +108,7 @@ pub fn select(filter: Option<&str>) -> Result<Vec<&'static VariantSpec>> {
 
 /// Checks a family name given with --family.
 pub fn family(name: &str) -> Result<&'static str> {
+    let name = current(name);
     let families = families()?;
     families
         .iter()

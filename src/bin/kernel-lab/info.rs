@@ -59,9 +59,7 @@ pub fn devices(format: Format) -> Result<u8> {
 }
 
 pub fn list(family: Option<&str>, format: Format) -> Result<u8> {
-    if let Some(f) = family {
-        registry::family(f)?;
-    }
+    let family = family.map(registry::family).transpose()?;
     let header = ["family", "rung", "variant", "config", "generated", "arch", "targets", "technique"];
     let mut t = table(&header, format);
     let mut rows = Vec::new();
@@ -69,7 +67,9 @@ pub fn list(family: Option<&str>, format: Format) -> Result<u8> {
         // What the build derives beside the manifest's choices (launch::generated_defines): the
         // argument struct, the element type, a Hopper GEMM's shared-memory plan.
         let generated = FamilyId::parse(&v.family)
-            .map(|f| launch::generated_defines(f, &v.launch).iter().map(|d| d.trim_start_matches("-D").to_string()).collect::<Vec<_>>().join(" "))
+            .map(|f| {
+                launch::generated_defines(f, &v.launch).iter().map(|d| d.trim_start_matches("-D").to_string()).collect::<Vec<_>>().join(" ")
+            })
             .unwrap_or_default();
         rows.push(vec![
             v.family.clone(),

@@ -60,7 +60,7 @@ fn is_bar(e: &Entry) -> bool {
 
 /// Every plot of each view, as files to write beside a Markdown report: (file name, caption,
 /// SVG). Per family its ladder (`sgemm.svg`) and its curves where it has some (`l2-sweep.svg`,
-/// `tensor-align.svg`); per device its transfers and several-GPU curves. Files of the second view
+/// `fp16-align.svg`); per device its transfers and several-GPU curves. Files of the second view
 /// on get its number (`sgemm-2.svg`).
 pub fn plot_files(files: &[(String, View)], labels: &[String]) -> Vec<(String, String, String)> {
     let mut out = Vec::new();

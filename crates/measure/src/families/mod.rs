@@ -137,7 +137,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &layernorm::BF16,
         &layernorm_bwd::LayerNormBwd,
         &sgemm::Sgemm,
-        &tensor::TENSOR,
+        &tensor::FP16,
         &tensor::BF16,
         &tensor::TF32,
         &tensor::INT8,

@@ -55,14 +55,14 @@ fn rounded<T: Copy>(len: usize, seed: u64, to: impl Fn(f32) -> T, back: impl Fn(
     (v, exact)
 }
 
-static TENSOR_INFO: FamilyInfo = info(FamilyId::Tensor, "cuBLAS GemmEx fp16", Precision::Fp16F32Acc, SheetPrecision::Fp16F32Acc);
+static FP16_INFO: FamilyInfo = info(FamilyId::Fp16, "cuBLAS GemmEx fp16", Precision::Fp16F32Acc, SheetPrecision::Fp16F32Acc);
 
 pub struct Fp16;
 impl Kind for Fp16 {
     type In = f16;
     type Out = f32;
     fn info() -> &'static FamilyInfo {
-        &TENSOR_INFO
+        &FP16_INFO
     }
     const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
     const TMA: TmaElement = TmaElement::F16;

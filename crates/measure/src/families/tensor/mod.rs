@@ -1,5 +1,5 @@
 //! The Tensor Core GEMM families, one per input type, each against cuBLAS doing the same:
-//! `tensor` (fp16 inputs, fp32 output and compute), `bf16` (likewise), `tf32` (fp32 inputs, tf32
+//! `fp16` (fp16 inputs, fp32 output and compute), `bf16` (likewise), `tf32` (fp32 inputs, tf32
 //! compute, fp32 output), `int8` (s8 inputs, s32 output and compute) and `fp8` (e4m3 inputs,
 //! fp32 output and compute). Row-major C = A·B.
 //! Shape: [m, n, k]. Work: 2mnk operations; A and B read once, C written once.
@@ -35,7 +35,7 @@ use crate::schema::entry::Work;
 /// A Tensor Core GEMM family of kind `K`.
 pub struct MmaGemm<K>(PhantomData<K>);
 
-pub static TENSOR: MmaGemm<Fp16> = MmaGemm(PhantomData);
+pub static FP16: MmaGemm<Fp16> = MmaGemm(PhantomData);
 pub static BF16: MmaGemm<Bf16> = MmaGemm(PhantomData);
 pub static TF32: MmaGemm<Tf32> = MmaGemm(PhantomData);
 pub static INT8: MmaGemm<Int8> = MmaGemm(PhantomData);

@@ -11,7 +11,7 @@
 static_assert(BLOCK_X == 32 * WARPS_N && BLOCK_Y == WARPS_M && BLOCK_Z == 1, "one warp per tile, WARPS_M x WARPS_N warps");
 static_assert(BM == 16 * WARPS_M && BN == 16 * WARPS_N, "a block covers its warps' tiles");
 
-extern "C" __global__ void __launch_bounds__(BLOCK_X * BLOCK_Y) tensor_01_wmma_naive(lab_gemm_tc_args p) {
+extern "C" __global__ void __launch_bounds__(BLOCK_X * BLOCK_Y) fp16_01_wmma_naive(lab_gemm_tc_args p) {
     const unsigned short* A = lab_ptr<const unsigned short>(p.a);
     const unsigned short* B = lab_ptr<const unsigned short>(p.b);
     float* C = lab_ptr<float>(p.c);

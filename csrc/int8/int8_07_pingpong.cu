@@ -1,7 +1,7 @@
-// Technique: int8_02's kernel with the ping-pong schedule (tensor_07): the consumers take
+// Technique: int8_05's kernel with the ping-pong schedule (fp16_07): the consumers take
 //   alternate tiles whole and take turns in the main loop.
 // Teaches: the epilogue's share of an int8 GEMM, whose C (s32) is four times its inputs' bytes.
-// Limits: as int8_02; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
+// Limits: as int8_05; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
 #include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
@@ -10,4 +10,4 @@ static_assert(PERSISTENT && !STREAMK && PINGPONG, "the persistent ping-pong rung
 using Kernel = lab_pingpong<lab_int8, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(384, 1) int8_03_pingpong(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(384, 1) int8_07_pingpong(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

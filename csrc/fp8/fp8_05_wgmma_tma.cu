@@ -16,4 +16,4 @@ static_assert(!PINGPONG && !STREAMK, "the cooperative rung");
 using Kernel = lab_cooperative<lab_fp8<PROMOTE>, lab_ring<STAGES>, lab_chosen_scheduler, lab_chosen_epilogue>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(384, 1) fp8_01_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(384, 1) fp8_05_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -244,7 +244,7 @@ __device__ __forceinline__ void walk(const Args& p, int first, int n, int kt, in
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_04_mma_ldmatrix(Args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) fp16_04_mma_ldmatrix(Args p) {
     const int warp = threadIdx.x / 32;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
     float acc[WM / 16][WN / 8][4];

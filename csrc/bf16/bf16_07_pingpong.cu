@@ -1,7 +1,7 @@
-// Technique: bf16_01's kernel with the ping-pong schedule (tensor_07): the consumers take
+// Technique: bf16_05's kernel with the ping-pong schedule (fp16_07): the consumers take
 //   alternate tiles whole and take turns in the main loop.
-// Teaches: the epilogue's share of a bf16 GEMM, bf16_01 beside it in the same run.
-// Limits: as bf16_01; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
+// Teaches: the epilogue's share of a bf16 GEMM, bf16_05 beside it in the same run.
+// Limits: as bf16_05; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
 #include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
@@ -10,4 +10,4 @@ static_assert(PERSISTENT && !STREAMK && PINGPONG, "the persistent ping-pong rung
 using Kernel = lab_pingpong<lab_bf16, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(384, 1) bf16_02_pingpong(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(384, 1) bf16_07_pingpong(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -21,7 +21,7 @@ __device__ __forceinline__ unsigned lab_tf32(float x) {
     return r;
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) tf32_01_mma_sync(lab_gemm_tc_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) tf32_04_mma_sync(lab_gemm_tc_args p) {
     __shared__ __align__(16) float As[BM][BK + APAD];
     __shared__ __align__(16) float Bs[BK][BN + BPAD];
     constexpr int MT = WM / 16, NT = WN / 8;

@@ -16,4 +16,4 @@ static_assert(PERSISTENT, "the persistent three-consumer rung this file measures
 using Kernel = lab_three_consumers<lab_fp16, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(512, 1) tensor_10_three_consumers(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(512, 1) fp16_10_three_consumers(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

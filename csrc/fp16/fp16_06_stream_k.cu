@@ -13,4 +13,4 @@ static_assert(PERSISTENT && STREAMK && !STREAMK_HELPERS && !PINGPONG && SLICED_C
 using Kernel = lab_cooperative<lab_fp16, lab_ring<STAGES>, lab_stream_k<STREAMK_FIRST>, lab_sliced_epilogue>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(384, 1) tensor_06_stream_k(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(384, 1) fp16_06_stream_k(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -14,4 +14,4 @@ static_assert(PERSISTENT && !STREAMK && PINGPONG, "the persistent ping-pong rung
 using Kernel = lab_pingpong<lab_fp16, lab_ring<STAGES>, lab_persistent<CLUSTER_Y>, lab_sliced_epilogue>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(384, 1) tensor_07_pingpong(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(384, 1) fp16_07_pingpong(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

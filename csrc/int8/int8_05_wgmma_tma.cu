@@ -13,4 +13,4 @@ static_assert(!PINGPONG && !STREAMK_HELPERS, "the cooperative rung");
 using Kernel = lab_cooperative<lab_int8, lab_ring<STAGES>, lab_chosen_scheduler, lab_chosen_epilogue>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(384, 1) int8_02_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(384, 1) int8_05_wgmma_tma(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -14,7 +14,7 @@ static_assert(BLOCK_Y == 1 && BLOCK_Z == 1, "a 1-D block");
 static_assert((BM / WM) * (BN / WN) * 32 == THREADS && WM % 16 == 0 && WN % 8 == 0 && BK % 32 == 0, "warps tile the block");
 static_assert((BM * BK / 16) % THREADS == 0 && (BK * BN / 16) % THREADS == 0, "whole 16-byte loads per thread");
 
-extern "C" __global__ void __launch_bounds__(THREADS) int8_01_mma_sync(lab_gemm_tc_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) int8_04_mma_sync(lab_gemm_tc_args p) {
     __shared__ __align__(16) signed char As[BM][BK + PAD];
     __shared__ __align__(16) signed char Bt[BN][BK + PAD];  // B transposed: [n][k]
     constexpr int MT = WM / 16, NT = WN / 8;

@@ -46,7 +46,7 @@ __device__ __forceinline__ void load_stage(const lab_gemm_tc_args& p, lab_stage&
     }
 }
 
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_03_wmma_cp_async(lab_gemm_tc_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) fp16_03_wmma_cp_async(lab_gemm_tc_args p) {
     __shared__ __align__(128) lab_smem s;
     float* C = lab_ptr<float>(p.c);
     const int warp = threadIdx.x / 32;

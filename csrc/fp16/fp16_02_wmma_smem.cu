@@ -26,7 +26,7 @@ struct lab_smem {
     };
 };
 
-extern "C" __global__ void __launch_bounds__(THREADS) tensor_02_wmma_smem(lab_gemm_tc_args p) {
+extern "C" __global__ void __launch_bounds__(THREADS) fp16_02_wmma_smem(lab_gemm_tc_args p) {
     __shared__ __align__(32) lab_smem s;
     const unsigned short* A = lab_ptr<const unsigned short>(p.a);
     const unsigned short* B = lab_ptr<const unsigned short>(p.b);

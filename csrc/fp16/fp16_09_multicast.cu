@@ -11,7 +11,7 @@
 //   Fewer loads from L2 do not buy time where the cooperative schedule's epilogue, not the
 //   loads, leaves the Tensor Cores idle. Its ping-pong entry (128 x 192, PINGPONG) reads rows
 //   that are 16-byte but not 32-byte aligned in place, which a lone block cannot do well: at
-//   4104^3 0.92x cuBLAS against tensor_08's 0.87x on padded copies.
+//   4104^3 0.92x cuBLAS against fp16_08's 0.87x on padded copies.
 #include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 
@@ -23,4 +23,4 @@ using Kernel = lab_if<PINGPONG, lab_pingpong<lab_fp16, lab_ring<STAGES>, Schedul
                       lab_cooperative<lab_fp16, lab_ring<STAGES>, Scheduler, lab_sliced_epilogue>>;
 static_assert(Kernel::prec::kind == PREC, "the manifest's PREC is the precision this rung composes");
 
-extern "C" __global__ void __launch_bounds__(384, 1) tensor_09_cluster_multicast(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }
+extern "C" __global__ void __launch_bounds__(384, 1) fp16_09_multicast(const __grid_constant__ lab_gemm_tma_args p) { Kernel::run(p); }

@@ -1,0 +1,70 @@
+//! The table of retired names (csrc/renames.toml): every new name is a variant of this build, no
+//! old name is one, and results written under old names read as the new ones, so `compare` and
+//! `history` see one variant across the rename.
+
+use kernel_lab::facts::renames;
+use kernel_lab::gpu::registry;
+use kernel_lab::schema::run::Record;
+
+#[test]
+fn every_new_name_is_current_and_no_old_name_is() {
+    let all = registry::all().unwrap();
+    let families = registry::families().unwrap();
+    assert!(renames::variants().count() > 0);
+    for (old, new) in renames::variants() {
+        assert!(all.iter().any(|v| v.name == new), "{old} -> {new}: no such variant in this build");
+        assert!(!all.iter().any(|v| v.name == old), "{old} is retired but names a variant of this build");
+        let v = registry::by_name(new).unwrap();
+        assert_eq!(renames::rung(old), Some(v.rung), "{old} -> {new}: the rung read back is the manifest's");
+        assert_eq!(registry::by_name(old).unwrap().name, new, "an old name given by a user stands for the new one");
+    }
+    for (old, new) in renames::families() {
+        assert!(families.contains(&new) && !families.contains(&old), "{old} -> {new}");
+        assert_eq!(registry::family(old).unwrap(), new);
+    }
+}
+
+/// The committed test results were written before the rename: read, they hold no retired name.
+#[test]
+fn stored_results_read_with_the_current_names() {
+    let runs = kernel_lab::analysis::store::read(&[concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvidia-h200-sm_90").into()]).unwrap();
+    let mut renamed = 0;
+    for run in &runs {
+        let raw = std::fs::read_to_string(&run.path).unwrap();
+        renamed += renames::variants().filter(|(old, _)| raw.contains(&format!("\"{old}\""))).count();
+        for r in &run.records {
+            let (family, variant) = match r {
+                Record::Entry(e) => (e.family.as_str(), e.variant.as_str()),
+                Record::Tuning(t) => (t.family.as_str(), t.variant.as_str()),
+                Record::Candidate { family, variant, .. } => (family.as_str(), variant.as_str()),
+                Record::Note { text } => {
+                    assert!(!text.starts_with("tensor "), "{text}");
+                    continue;
+                }
+                _ => continue,
+            };
+            assert_eq!(renames::family(family), family, "{}: family {family} read under its old name", run.path.display());
+            assert_eq!(renames::variant(variant), variant, "{}: {variant} read under its old name", run.path.display());
+            if let Record::Entry(e) = r {
+                if let Ok(v) = registry::by_name(&e.variant) {
+                    assert_eq!(e.rung, v.rung, "{}: {}'s rung", run.path.display(), e.variant);
+                }
+            }
+        }
+    }
+    assert!(renamed > 0, "the test data holds results written under old names");
+}
+
+#[test]
+fn notes_take_new_names_where_they_name_a_family_or_variant() {
+    assert_eq!(
+        renames::note("tensor 4096x4096x4096: cuBLASLt best (algo 66) ran 1.036x the default call"),
+        "fp16 4096x4096x4096: cuBLASLt best (algo 66) ran 1.036x the default call"
+    );
+    assert_eq!(
+        renames::note("bf16: bf16_02_pingpong ran ahead of tensor_07_pingpong"),
+        "bf16: bf16_07_pingpong ran ahead of fp16_07_pingpong"
+    );
+    assert_eq!(renames::note("a tensor map of B"), "a tensor map of B", "a plain word stays");
+    assert_eq!(renames::note("l2: l2_01_working_set: knee at 54 MiB"), "l2: l2_01_working_set: knee at 54 MiB");
+}
