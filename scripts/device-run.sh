@@ -43,12 +43,18 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.draw,temper
 # Small shapes per family ('+' between two), off every tile and vector width, for the sanitizer;
 # the Tensor Core families' K is deep enough that a persistent rung splits its one tile over
 # blocks (stream-K), and their second shape has 16-byte C rows (C through TMA stores); the third
-# (fp16, tf32, int8) has the n and k the mma.sync rungs need (multiples of 16); sgemm's
+# (fp16, tf32, int8) has the n and k the mma.sync rungs need (multiples of 16), and fp16's, bf16's
+# and fp8's last has n of whole 64-column chunks (B's 3-D map) and 16-byte rows of K; sgemm's
 # second splits its stream-K line's one tile of 98 k-steps into 98 pieces (the first, into 5).
 sanitize() {
     local status=0 only=" $* " s sizes
-    for fs in memory:4100 l2:4112 reduce:4100 transpose:67x129 sgemm:67x45x33+67x45x777 fp16:67x45x777+67x44x777+67x48x784 bf16:67x45x777+67x44x777 \
-        tf32:67x45x777+67x44x777+67x48x784 int8:67x45x777+67x44x777+67x48x784 fp8:67x45x777+67x44x777 peak:300; do
+    local shapes="memory:4100 l2:4112 reduce:4100 transpose:67x129 sgemm:67x45x33+67x45x777 fp16:67x45x777+67x44x777+67x48x784+67x128x784
+        bf16:67x45x777+67x44x777+67x128x784 tf32:67x45x777+67x44x777+67x48x784 int8:67x45x777+67x44x777+67x48x784
+        fp8:67x45x777+67x44x777+67x128x784 peak:300" f
+    for f in "$@"; do
+        [[ " $(sed 's/:[^ ]*//g' <<<"$shapes" | tr -s ' \n' ' ') " == *" $f "* ]] || { echo "sanitize: no family '$f' here (a renamed one? csrc/renames.toml)"; return 2; }
+    done
+    for fs in $shapes; do
         [ "$only" != "  " ] && [[ "$only" != *" ${fs%%:*} "* ]] && continue
         sizes=()
         for s in $(tr + " " <<<"${fs#*:}"); do sizes+=(--size "$s"); done

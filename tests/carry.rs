@@ -276,6 +276,24 @@ fn a_renamed_variant_is_carried_under_its_new_name() {
     let Record::Tuning(t) = serde_json::from_str::<Record>(&line).unwrap() else { panic!("a tuning record: {line}") };
     assert_eq!((t.family.as_str(), t.variant.as_str(), t.best_hash.as_deref()), ("fp16", NEW, Some(now.as_str())));
 
+    // A tuning made after the rename, on a tree that holds the file under its new path and name,
+    // is proven from that file.
+    let after = tempfile::tempdir().unwrap();
+    let csrc = after.path().join("csrc");
+    std::fs::create_dir_all(csrc.join("include")).unwrap();
+    let headers = registry::set().unwrap().headers.clone();
+    for (name, text) in &headers {
+        std::fs::write(csrc.join("include").join(name), text).unwrap();
+    }
+    let source = neutral(&spec.source);
+    std::fs::create_dir_all(csrc.join(&spec.file).parent().unwrap()).unwrap();
+    std::fs::write(csrc.join(&spec.file), &source).unwrap();
+    let defines = jit::hashed_defines(spec, &best, &source, &headers).unwrap();
+    let after_hash = jit::hash_texts(&source, &headers, &defines, &jit::target(spec, 90).name(), &jit::version().unwrap());
+    let (dir, _) = stored(&after_hash);
+    let plan = carry::plan(dir.path(), after.path()).unwrap();
+    assert_eq!(outcomes(&plan), vec![Outcome::Carried { from: after_hash, to: now.clone() }]);
+
     let (old, old_hash) = tree(&|s| s.replace("(BLOCK_X * BLOCK_Y)", "(BLOCK_X * BLOCK_Y / 2)"));
     let (dir, _) = stored(&old_hash);
     let plan = carry::plan(dir.path(), old.path()).unwrap();

@@ -68,3 +68,21 @@ fn notes_take_new_names_where_they_name_a_family_or_variant() {
     assert_eq!(renames::note("a tensor map of B"), "a tensor map of B", "a plain word stays");
     assert_eq!(renames::note("l2: l2_01_working_set: knee at 54 MiB"), "l2: l2_01_working_set: knee at 54 MiB");
 }
+
+/// `history` follows a variant across its rename: asked by its old name or its new one, it shows
+/// the same measurements, stored under the old name.
+#[test]
+fn history_answers_to_the_old_name_and_the_new() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/nvidia-h200-sm_90");
+    let history = |name: &str| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_kernel-lab"))
+            .args(["history", name, "--results-dir", data, "--format", "csv"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let new = history("bf16_07_pingpong");
+    assert!(new.lines().count() > 1, "{new}");
+    assert_eq!(history("bf16_02_pingpong"), new);
+}

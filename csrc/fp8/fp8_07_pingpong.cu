@@ -2,7 +2,8 @@
 //   PROMOTE k-tiles promoted into fp32 registers): the consumers take alternate tiles whole and
 //   take turns in the main loop.
 // Teaches: the epilogue's share of this precision's GEMM, fp8_05 beside it in the same run.
-// Limits: as fp8_05; BN <= 192 (a 128-row tile's accumulators in one warpgroup).
+// Limits: as fp8_05; a consumer's tile is 64 rows (BM = 64), so that its promoted sums, twice
+//   the accumulators, fit its registers.
 #include "lab_gemm.h"
 #include "wgmma_gemm.cuh"
 

@@ -1,6 +1,6 @@
 // Technique: the type-generic wgmma + TMA kernel of wgmma_gemm.cuh in tf32 (m64nBNk8, fp32
 //   accumulators): fp32 inputs, which the Tensor Cores read as tf32.
-// Teaches: tf32 halves the 16-bit types' rate for twice the bytes a tile; rung 1's mma.sync
+// Teaches: tf32 halves the 16-bit types' rate for twice the bytes a tile; rung 4's mma.sync
 //   reaches a fraction of it.
 // Limits: B is read K-major (n x k): wgmma transposes only 16-bit operands, and cuBLAS gets that
 //   layout too ("TN"); unaligned rows get a padded pitch first (part of the timed work); one tile

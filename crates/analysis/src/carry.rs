@@ -218,11 +218,15 @@ impl Trees {
         if now == stored {
             return Ok(None);
         }
-        // A variant renamed since (csrc/renames.toml): its old file, compiled with its old entry
-        // symbol defined as the new one, so the cubins compare equal where only the name moved.
-        let (old_path, rename) = renamed_from(&spec.file);
+        // The file where OLD_TREE has it under its current path; else, for a variant renamed
+        // since (csrc/renames.toml), its old file, compiled with its old entry symbol defined as
+        // the new one, so the cubins compare equal where only the name moved.
+        let (old_path, rename) = match self.old_csrc.join(&spec.file).is_file() {
+            true => (spec.file.clone(), None),
+            false => renamed_from(&spec.file),
+        };
         let old_file = self.old_csrc.join(&old_path);
-        let old_source = std::fs::read_to_string(&old_file).map_err(|_| format!("OLD_TREE has no csrc/{}", spec.file))?;
+        let old_source = std::fs::read_to_string(&old_file).map_err(|_| format!("OLD_TREE has no csrc/{old_path}"))?;
         let defines = jit::hashed_defines(spec, best, &old_source, &self.old_headers).map_err(|e| e.to_string())?;
         let target = jit::target(spec, sm);
         if jit::hash_texts(&old_source, &self.old_headers, &defines, &target.name(), &self.version) != stored {

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
+use kernel_lab::analysis::baselines;
 use kernel_lab::analysis::compare::{self, Basis, Row, Verdict};
 use kernel_lab::analysis::report::{self, data};
-use kernel_lab::analysis::baselines;
 use kernel_lab::analysis::store::{self, Group};
 use kernel_lab::error::exit;
 use kernel_lab::facts::sheet;
@@ -242,10 +242,17 @@ pub struct HistoryArgs {
 pub fn history(args: &HistoryArgs) -> Result<u8> {
     let wanted = crate::args::sizes(&args.shapes)?;
     let runs = store::read(std::slice::from_ref(&args.results_dir))?;
+    // Results read under the current names (csrc/renames.toml), so a retired name asks for its
+    // successor; "@tuned" stays on.
+    let (name, tuned) = args.variant.split_once('@').map_or((args.variant.as_str(), None), |(n, t)| (n, Some(t)));
+    let wanted_name = match tuned {
+        Some(t) => format!("{}@{t}", kernel_lab::facts::renames::variant(name)),
+        None => kernel_lab::facts::renames::variant(name).to_string(),
+    };
     let mut rows: Vec<(&kernel_lab::schema::run::Run, &Entry)> = runs
         .iter()
         .flat_map(|r| r.entries().map(move |e| (r, e)))
-        .filter(|(_, e)| e.variant == args.variant || e.label() == args.variant)
+        .filter(|(_, e)| e.variant == wanted_name || e.label() == wanted_name)
         .collect();
     if rows.is_empty() {
         bail!(LabError::Usage(format!("no run under {} measured '{}'", args.results_dir.display(), args.variant)));

@@ -201,6 +201,8 @@ impl<K: Kind> Case for MmaCase<K> {
         // by whichever map b_chunks says it was given (hopper_kernel.cuh).
         let chunk = (128 / size) as u64;
         let b_chunks = self.b_t.is_none() && kernel.launch.cluster == [1, 1, 1] && (n * size) % 128 == 0 && bn as u64 % chunk == 0;
+        // The kernel steps through the map's third dimension in 64-column chunks (16-bit B).
+        debug_assert!(!b_chunks || chunk == 64, "MN-major B is 16-bit");
         let b_map = if b_chunks {
             driver::tensor_map(
                 K::TMA,
