@@ -170,10 +170,10 @@ fn a_note_is_about_its_text_before_the_first_colon_and_the_names_after_it() {
     // with a variant's name.
     assert_eq!(
         notes_of(&[
-            &["tensor 512: ab x", "l2: v_1: knee at 54 MiB", "l2: v_2: knee at 70 MiB", "no subject here"],
-            &["tensor 512: ac y", "l2: v_1: no knee", "plain note"]
+            &["fp16 512: ab x", "l2: v_1: knee at 54 MiB", "l2: v_2: knee at 70 MiB", "no subject here"],
+            &["fp16 512: ac y", "l2: v_1: no knee", "plain note"]
         ]),
-        ["l2: v_1: no knee", "l2: v_2: knee at 70 MiB", "no subject here", "plain note", "tensor 512: ac y"]
+        ["fp16 512: ac y", "l2: v_1: no knee", "l2: v_2: knee at 70 MiB", "no subject here", "plain note"]
     );
     // A short first part and a long second: the names are found past the first ": ", not
     // before it or at twice its place.

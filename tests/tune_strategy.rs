@@ -190,7 +190,7 @@ fn record(ok: &[(&Config, f64, f64)], finals: &[(&Config, f64)]) -> kernel_lab::
         head_to_head: finals.iter().map(|(c, ms)| (c.label(), vec![*ms, *ms])).collect(),
         best,
         best_median_ms: finals.last().map(|f| f.1),
-        ..common::tune_record("tensor", "fp16_07_pingpong", &[8192; 3])
+        ..common::tune_record("fp16", "fp16_07_pingpong", &[8192; 3])
     }
 }
 

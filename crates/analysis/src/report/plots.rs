@@ -33,9 +33,12 @@ fn default_shape(e: &Entry) -> bool {
 
 /// Up to `n` shapes to draw: the family's default shapes first, then the most measured (of equal
 /// counts, the most work, then the largest); after the first, only shapes with two bars or more.
+/// A shape's count is of the variants measured as built: a `@tuned` row comes and goes with the
+/// tunings (timed only where the pick is not the manifest's, skipped once its code changes), so
+/// it would move a family's headline shape.
 pub fn ladder_shapes<'a>(entries: &[&'a Entry], n: usize) -> Vec<&'a Entry> {
     let mut shapes: Vec<(&'a Entry, usize)> = Vec::new();
-    for e in entries.iter().copied().filter(|e| is_bar(e)) {
+    for e in entries.iter().copied().filter(|e| is_bar(e) && e.kind == Kind::Variant) {
         match shapes.iter_mut().find(|s| s.0.dims == e.dims) {
             Some(s) => s.1 += 1,
             None => shapes.push((e, 1)),
