@@ -11,9 +11,9 @@ compute_NN target (PTX the driver compiles for newer GPUs) goes to <variant>.<co
 What names the source file or a place in it is dropped (the `identifier =` line, the /*0000*/
 offsets, PTX's .file and .loc lines: the build passes --generate-line-info), so a tree at another
 path or a comment that moves code down a line compares equal; every instruction and its encoding
-stays, so any change to the code does not. `compare` reads DIR_A's variants renamed since
-(csrc/renames.toml) under their new names, in its file names and its symbols alike, so a rename
-that left the code alone compares equal.
+stays, so any change to the code does not. `compare` reads either side's variants renamed since
+(csrc/renames.toml) under their new names, in file names and symbols alike, so a rename that
+left the code alone compares equal.
 Needs no GPU. cuobjdump and nvdisasm come from CUOBJDUMP / NVDISASM, PATH, the toolkit
 scripts/setup.sh installs, or .toolkit/sass; where none has them, this installs the wheels there
 (python3 -m pip install --no-deps --target .toolkit/sass nvidia-cuda-cuobjdump==13.2.78
@@ -153,29 +153,31 @@ def compare(a, b):
     word = re.compile(r"(?<![A-Za-z0-9_])(" + names + r")(?=_param_|[^A-Za-z0-9_]|$)", re.M) if table else None
     # A kernel's static shared arrays, whose mangled names hold the symbol and its length.
     mangled = re.compile(r"_ZZ(\d+)(" + names + r")E") if table else None
-    # DIR_A may be a dump from before a rename: its files and symbols are read with the new
+    # Either side may be a dump from before a rename: its files and symbols are read with the new
     # names, so a renamed kernel compares equal where only its name moved.
     def new_name(f):
         variant, rest = f.split(".", 1)
         return f"{table.get(variant, variant)}.{rest}"
-    la_raw, lb = listing(a), listing(b)
-    by_new = {new_name(f): f for f in la_raw}
-    la = set(by_new)
-    renamed = sum(1 for f in la_raw if new_name(f) != f)
+    def read(d, original, f):
+        text = open(os.path.join(d, original)).read()
+        if word and original != f:
+            text = mangled.sub(lambda m: f"_ZZ{len(table[m.group(2)])}{table[m.group(2)]}E", text)
+            text = word.sub(lambda m: table[m.group(1)], text)
+        return text
+    raw_a, raw_b = listing(a), listing(b)
+    new_a, new_b = {new_name(f): f for f in raw_a}, {new_name(f): f for f in raw_b}
+    la, lb = set(new_a), set(new_b)
+    renamed = sum(1 for f in raw_a | raw_b if new_name(f) != f)
     if not la and not lb:
         fail(f"neither {a} nor {b} holds a dump (.sass or .ptx files)")
     same, differ = 0, []
     for f in sorted(la & lb):
-        text_a = open(os.path.join(a, by_new[f])).read()
-        if word and by_new[f] != f:
-            text_a = mangled.sub(lambda m: f"_ZZ{len(table[m.group(2)])}{table[m.group(2)]}E", text_a)
-            text_a = word.sub(lambda m: table[m.group(1)], text_a)
-        if text_a == open(os.path.join(b, f)).read():
+        if read(a, new_a[f], f) == read(b, new_b[f], f):
             same += 1
         else:
             differ.append(f)
     only_a, only_b = sorted(la - lb), sorted(lb - la)
-    print(f"{same} pairs identical, {len(differ)} differ" + (f" ({renamed} of {a} read under their new names)" if renamed else "")
+    print(f"{same} pairs identical, {len(differ)} differ" + (f" ({renamed} dumps read under their new names)" if renamed else "")
           + (f", {len(only_a)} only in {a}, {len(only_b)} only in {b}" if only_a or only_b else ""))
     for f in differ:
         print(f"  differs: {f.rsplit('.', 1)[0]}")
