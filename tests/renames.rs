@@ -86,3 +86,36 @@ fn history_answers_to_the_old_name_and_the_new() {
     assert!(new.lines().count() > 1, "{new}");
     assert_eq!(history("bf16_02_pingpong"), new);
 }
+
+/// `scripts/sass-diff.py compare` reads a dump from before a rename under the new names (file,
+/// symbol, PTX parameter and mangled static names), on either side, and still tells code apart.
+#[test]
+fn sass_diff_compares_across_a_rename() {
+    let (old, new) = ("tensor_07_pingpong", "fp16_07_pingpong");
+    assert_eq!(renames::variant(old), new);
+    let text = |name: &str, op: &str| {
+        format!("\tcode for sm_90a\n\t\tFunction : {name}\n.param .b8 {name}_param_0[512]\n.shared .b8 _ZZ{}{name}E1s[64];\n        {op} R0, R1 ;\n", name.len())
+    };
+    let dump = |name: &str, op: &str| {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(format!("{name}.sm_90a.sass")), text(name, op)).unwrap();
+        dir
+    };
+    let compare = |a: &std::path::Path, b: &std::path::Path| {
+        let out = std::process::Command::new("python3")
+            .arg(concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/sass-diff.py"))
+            .args(["compare", a.to_str().unwrap(), b.to_str().unwrap()])
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (before, after, changed) = (dump(old, "MOV"), dump(new, "MOV"), dump(new, "IADD"));
+    for (a, b) in [(before.path(), after.path()), (after.path(), before.path())] {
+        let (code, out) = compare(a, b);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.starts_with("1 pairs identical, 0 differ"), "{out}");
+    }
+    let (code, out) = compare(before.path(), changed.path());
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(&format!("differs: {new}.sm_90a")), "{out}");
+}
