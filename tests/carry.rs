@@ -238,21 +238,24 @@ fn a_renamed_variant_is_carried_under_its_new_name() {
     let old_family = kernel_lab::facts::renames::families().find(|(_, new)| *new == "fp16").unwrap().0;
     let spec = registry::by_name(NEW).unwrap();
     let best = spec.config();
-    let tree = |edit: &dyn Fn(&str) -> String| {
+    // A tree holding the headers and `source` at csrc/`file`, with the hash a search on it stores.
+    let tree = |file: &str, source: String| {
         let dir = tempfile::tempdir().unwrap();
         let csrc = dir.path().join("csrc");
         std::fs::create_dir_all(csrc.join("include")).unwrap();
-        std::fs::create_dir_all(csrc.join(old_family)).unwrap();
         let headers = registry::set().unwrap().headers.clone();
         for (name, text) in &headers {
             std::fs::write(csrc.join("include").join(name), text).unwrap();
         }
-        let source = edit(&spec.source.replace(NEW, old_name));
-        std::fs::write(csrc.join(old_family).join(format!("{old_name}.cu")), &source).unwrap();
+        std::fs::create_dir_all(csrc.join(file).parent().unwrap()).unwrap();
+        std::fs::write(csrc.join(file), &source).unwrap();
         let defines = jit::hashed_defines(spec, &best, &source, &headers).unwrap();
         let hash = jit::hash_texts(&source, &headers, &defines, &jit::target(spec, 90).name(), &jit::version().unwrap());
         (dir, hash)
     };
+    // Before the rename: the old folder, file and entry symbol.
+    let old_file = format!("{old_family}/{old_name}.cu");
+    let before = |edit: &dyn Fn(&str) -> String| tree(&old_file, edit(&spec.source.replace(NEW, old_name)));
     let stored = |hash: &str| {
         let dir = tempfile::tempdir().unwrap();
         let folder = dir.path().join(MODEL);
@@ -267,7 +270,7 @@ fn a_renamed_variant_is_carried_under_its_new_name() {
     };
     let now = jit::hash(spec, &best, 90).unwrap();
 
-    let (old, old_hash) = tree(&|s| s.to_string());
+    let (old, old_hash) = before(&|s| s.to_string());
     let (dir, file) = stored(&old_hash);
     let plan = carry::plan(dir.path(), old.path()).unwrap();
     assert_eq!(outcomes(&plan), vec![Outcome::Carried { from: old_hash.clone(), to: now.clone() }]);
@@ -278,23 +281,12 @@ fn a_renamed_variant_is_carried_under_its_new_name() {
 
     // A tuning made after the rename, on a tree that holds the file under its new path and name,
     // is proven from that file.
-    let after = tempfile::tempdir().unwrap();
-    let csrc = after.path().join("csrc");
-    std::fs::create_dir_all(csrc.join("include")).unwrap();
-    let headers = registry::set().unwrap().headers.clone();
-    for (name, text) in &headers {
-        std::fs::write(csrc.join("include").join(name), text).unwrap();
-    }
-    let source = neutral(&spec.source);
-    std::fs::create_dir_all(csrc.join(&spec.file).parent().unwrap()).unwrap();
-    std::fs::write(csrc.join(&spec.file), &source).unwrap();
-    let defines = jit::hashed_defines(spec, &best, &source, &headers).unwrap();
-    let after_hash = jit::hash_texts(&source, &headers, &defines, &jit::target(spec, 90).name(), &jit::version().unwrap());
+    let (after, after_hash) = tree(&spec.file, neutral(&spec.source));
     let (dir, _) = stored(&after_hash);
     let plan = carry::plan(dir.path(), after.path()).unwrap();
     assert_eq!(outcomes(&plan), vec![Outcome::Carried { from: after_hash, to: now.clone() }]);
 
-    let (old, old_hash) = tree(&|s| s.replace("(BLOCK_X * BLOCK_Y)", "(BLOCK_X * BLOCK_Y / 2)"));
+    let (old, old_hash) = before(&|s| s.replace("(BLOCK_X * BLOCK_Y)", "(BLOCK_X * BLOCK_Y / 2)"));
     let (dir, _) = stored(&old_hash);
     let plan = carry::plan(dir.path(), old.path()).unwrap();
     assert!(matches!(&outcomes(&plan)[..], [Outcome::Stale(why)] if why.contains("another cubin")), "{:?}", outcomes(&plan));
