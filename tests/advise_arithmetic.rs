@@ -311,7 +311,14 @@ fn a_constraint_leaves_a_gpu_out_only_past_its_edge() {
     // In fp32: activations of 4 bytes, no 16-bit copies of the weights or of the image.
     let per_image = (21_073_920.0 - 3.0 * 224.0 * 224.0) * 4.0 + 200_704.0 * 8.0 + 3.0 * 224.0 * 224.0 * 4.0;
     assert!(close(fp32, (25.6e6 * 12.0 + 256.0 * per_image) / 1e9), "{fp32}");
-    assert_eq!(Workload::Resnet50.memory_gb(256, Precision::Fp16, Mode::Infer), None);
+    // Inference: fp32 weights, the fp32 images and the most activations alive at once, in layer
+    // 1's first block: its input (64 x 56²) beside the main path's output, the downsampling
+    // convolution's and its batch norm's (256 x 56² each).
+    let live = 64.0 * 56.0 * 56.0 + 3.0 * 256.0 * 56.0 * 56.0;
+    let infer = |e: f64| (25.6e6 * 4.0 + 256.0 * (3.0 * 224.0 * 224.0 * 4.0 + live * e)) / 1e9;
+    assert!(close(Workload::Resnet50.memory_gb(256, Precision::Fp16, Mode::Infer).unwrap(), infer(2.0)));
+    assert!(close(Workload::Resnet50.memory_gb(256, Precision::Fp32, Mode::Infer).unwrap(), infer(4.0)));
+    assert_eq!(Workload::BertBaseMlm.memory_gb(32, Precision::Fp16, Mode::Infer), None);
 }
 
 #[test]

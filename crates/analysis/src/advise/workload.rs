@@ -232,15 +232,18 @@ impl Workload {
     /// Korthikanti et al. (2022), s·b·h·(34 + 5·a·s/h) bytes a layer at 2 bytes an element.
     /// ResNet-50: weights, gradients and SGD's momentum at 12 bytes a parameter, 2 more for the
     /// fp16 or bf16 copies autocast keeps through a step, the batch of fp32 images, and what
-    /// autograd saves for the backward pass (`resnet_saved_bytes`). None for inference, whose
-    /// peak is one layer's transients, which the lab does not model.
+    /// autograd saves for the backward pass (`resnet_saved_bytes`). Inference keeps no
+    /// gradients: ResNet-50's peak is its fp32 weights, the images and the most activations alive
+    /// at once (`resnet_live_peak`). None for BERT's inference, whose peak (the MLM head's
+    /// logits and its loss's fp32 copies) the lab does not model.
     pub fn memory_gb(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
+        let images = 3.0 * 224.0 * 224.0 * 4.0;
         if mode == Mode::Infer {
-            return None;
+            let live = if *self == Workload::Resnet50 { resnet_live_peak(p) * p.out_bytes() } else { return None };
+            return Some((self.parameters()? * 4.0 + batch as f64 * (images + live)) / 1e9);
         }
         if *self == Workload::Resnet50 {
             let per_parameter = 12.0 + if autocast(p) { 2.0 } else { 0.0 };
-            let images = 3.0 * 224.0 * 224.0 * 4.0;
             return Some((self.parameters()? * per_parameter + batch as f64 * (images + resnet_saved_bytes(p))) / 1e9);
         }
         let (layers, hidden, heads) = self.bert()?;
@@ -356,11 +359,36 @@ fn resnet_saved_bytes(p: Precision) -> f64 {
     // Per block: the three convolutions' outputs (c, c, 4c channels) kept by their batch norms,
     // two ReLU outputs (c) and the block's (4c); in the first, the 1x1's two at `first` and
     // the downsampling batch norm's input (4c).
-    let blocks: f64 = stages
-        .iter()
-        .map(|&(hw, c, n, first)| n * 12.0 * c * hw * hw + 2.0 * c * (first * first - hw * hw) + 4.0 * c * hw * hw)
-        .sum();
+    let blocks: f64 =
+        stages.iter().map(|&(hw, c, n, first)| n * 12.0 * c * hw * hw + 2.0 * c * (first * first - hw * hw) + 4.0 * c * hw * hw).sum();
     (stem + blocks) * e + 56.0 * 56.0 * 64.0 * 8.0
+}
+
+/// The most activations of one image alive at once in a ResNet-50 forward pass without autograd
+/// (torchvision's blocks, ReLUs in place, an intermediate freed once the next layer read it):
+/// a layer's input and output beside the block's input, kept for the residual; a stage's first
+/// block runs its downsampling convolution and batch norm while the main path's output waits for
+/// the add. Under autocast the stem's 16-bit copy of the image lives through the first
+/// convolution. Elements; the largest is layer 1's first block (2,609,152).
+fn resnet_live_peak(p: Precision) -> f64 {
+    let image = if autocast(p) { 3.0 * 224.0 * 224.0 } else { 0.0 };
+    let (stem, pooled): (f64, f64) = (112.0 * 112.0 * 64.0, 56.0 * 56.0 * 64.0);
+    let mut peak = (image + stem).max(2.0 * stem).max(stem + pooled);
+    // (output side, width c, blocks, the first block's input side and channels)
+    let stages = [(56.0, 64.0, 3, 56.0, 64.0), (28.0, 128.0, 4, 56.0, 256.0), (14.0, 256.0, 6, 28.0, 512.0), (7.0, 512.0, 3, 14.0, 1024.0)];
+    for (hw, c, blocks, first, first_in) in stages {
+        let (out, wide) = (c * hw * hw, 4.0 * c * hw * hw);
+        for b in 0..blocks {
+            let (x, side) = if b == 0 { (first_in * first * first, first) } else { (wide, hw) };
+            let entry = c * side * side;
+            let phases = [x + 2.0 * entry, x + entry + out, x + 2.0 * out, x + out + wide, x + 2.0 * wide];
+            peak = phases.into_iter().fold(peak, f64::max);
+            if b == 0 {
+                peak = peak.max(x + 3.0 * wide);
+            }
+        }
+    }
+    peak
 }
 
 /// The work of one GEMM of the workload in `p`.
