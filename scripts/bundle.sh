@@ -7,6 +7,8 @@
 #   nvrtc      dist/nvrtc/kernel-lab with a kernel set of sm_120 only, so on any older GPU every
 #              variant takes the run-time NVRTC path (the fallback for an architecture the build
 #              lacks), built in its own target folder
+#   base:REV   dist/base: the CLI and kernel set of commit REV (same architectures), built in a
+#              worktree under target/base, for the device run's `ab` step
 #   scripts/bundle.sh nvrtc
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,7 +37,16 @@ for part in "$@"; do
         mkdir -p dist/nvrtc && cp target/nvrtc/release/kernel-lab dist/nvrtc/
         sets target/nvrtc dist/nvrtc
         ;;
-    *) echo "bundle.sh: unknown part '$part' (criterion, nvrtc)" >&2 && exit 2 ;;
+    base:*)
+        tree=target/base/tree && rm -rf "$tree" && git worktree prune
+        git worktree add -f --detach "$tree" "${part#base:}" >/dev/null
+        # The base tree's build finds nvcc where this one's setup put it.
+        (cd "$tree" && NVCC=${NVCC:-$(realpath ../../../.toolkit/nvidia/cu13/bin/nvcc)} CARGO_TARGET_DIR=../target cargo build --release)
+        mkdir -p dist/base && cp target/base/target/release/kernel-lab dist/base/
+        sets target/base/target dist/base && rm -rf dist/base/kernels-test
+        git worktree remove --force "$tree"
+        ;;
+    *) echo "bundle.sh: unknown part '$part' (criterion, nvrtc, base:REV)" >&2 && exit 2 ;;
     esac
 done
 find dist -type f -perm -u+x -exec strip {} +

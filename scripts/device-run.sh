@@ -24,6 +24,10 @@
 #   torch-steps         BERT-base with its MLM head (batch 32 x 512) and ResNet-50 (batch 256),
 #                       training and inference, timed with PyTorch (scripts/torch_step.py), one
 #                       JSON line each into $OUT/torch-steps.jsonl
+#   ab V:S[:BASE] ...  a change measured on one card: dist/base/kernel-lab (`bundle.sh base:REV`)
+#                       and this bundle's CLI alternately, base then new, twice, `bench V --size S`
+#                       each (BASE: the variant's name in the base build, where a rename changed
+#                       it), then `compare` of each round's base with its new; packed into $OUT/ab.tgz
 #   fleet-by-hand FILE  the fleet file's tasks run by hand, as Slurm would run its array: task i
 #                       on GPU i mod (GPUs seen), the GPUs in parallel; then `fleet collect --by
 #                       card`; the fleet's folder is packed into $OUT/fleet.tgz
@@ -118,6 +122,25 @@ noise() {
     tar czf "$OUT/noise-$regime.tgz" -C "$d" .
     return $status
 }
+ab() {
+    local status=0 d i side cli vs v s base
+    d=$(mktemp -d)
+    for i in 1 2; do
+        for side in base new; do
+            cli=dist/kernel-lab && [ "$side" = base ] && cli=dist/base/kernel-lab
+            for vs in "$@"; do
+                IFS=: read -r v s base <<<"$vs"
+                [ "$side" = base ] && [ -n "$base" ] && v=$base
+                $cli bench "$v" --size "$s" --seed 11 --results-dir "$d/$side$i" >>"$d/$side$i.log" 2>&1 ||
+                    { tail -n 5 "$d/$side$i.log"; status=1; }
+            done
+        done
+        echo "--- round $i: base against new"
+        dist/kernel-lab compare --base "$d/base$i"/* --new "$d/new$i"/* 2>&1 || status=1
+    done
+    tar czf "$OUT/ab.tgz" -C "$d" .
+    return $status
+}
 fleet_by_hand() {
     local file=$1 dir n g gpu i rc
     dir=$(dist/kernel-lab fleet submit "$file" --dry-run | sed -n 's/^(dry run: \(.*\) written, nothing submitted)$/\1/p')
@@ -154,6 +177,7 @@ for step in "$@"; do
         done' "$(echo ${step#sass})")
         ;;
     sanitize*) cmd=(bash -c "$(declare -f sanitize); sanitize ${step#sanitize}") ;;
+    ab\ *) cmd=(bash -c "$(declare -f ab); OUT=$OUT ab ${step#ab }") ;;
     noise\ *) read -ra words <<<"${step#noise }" && cmd=(bash -c "$(declare -f noise); OUT=$OUT noise ${words[*]}") ;;
     fleet-by-hand\ *) cmd=(bash -c "$(declare -f fleet_by_hand); OUT=$OUT fleet_by_hand ${step#fleet-by-hand }") ;;
     ncu-detail\ *)
