@@ -146,7 +146,7 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
     // sgemm at edges of every tile; the Tensor Core families where TMA needs A and B given a
     // padded pitch (k and n not multiples of 16 bytes, and rows shorter than one 16-byte chunk).
     let odd = || vec!["1001x1003x1005", "130x77x33", "9x5x3", "1"];
-    let tensor_core = ["fp16", "bf16", "tf32", "int8", "fp8"].map(|f| (f, odd()));
+    let tensor_core = ["fp16", "bf16", "tf32", "int8", "fp8", "fp8_e5m2"].map(|f| (f, odd()));
     for (family, sizes) in [("sgemm", vec!["1023", "257x64x129", "8x1000x3"])].into_iter().chain(tensor_core) {
         let opts = Options { filter: Some(family.into()), sizes: sizes.into_iter().map(String::from).collect(), ..Options::default() };
         for e in run(&opts, 7) {

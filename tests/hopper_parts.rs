@@ -30,7 +30,8 @@ const CHOICES: &[&str] = &[
 
 const SCHEDULES: &[&str] = &["lab_cooperative<", "lab_pingpong<", "lab_three_consumers<"];
 const SCHEDULERS: &[&str] = &["lab_data_parallel<", "lab_persistent<", "lab_stream_k<", "lab_stream_k_helpers<", "lab_chosen_scheduler"];
-const EPILOGUES: &[&str] = &["lab_ring_epilogue", "lab_sliced_epilogue", "lab_register_epilogue", "lab_chosen_epilogue"];
+const EPILOGUES: &[&str] =
+    &["lab_ring_epilogue", "lab_sliced_epilogue", "lab_register_epilogue", "lab_chosen_epilogue", "lab_fused_epilogue<"];
 
 fn csrc() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("csrc")
@@ -44,6 +45,8 @@ fn precision(family: &str) -> Option<&'static str> {
         "tf32" => "lab_tf32",
         "int8" => "lab_int8",
         "fp8" => "lab_fp8<",
+        "fp8_e5m2" => "lab_fp8_e5m2<",
+        "linear_fp16" => "lab_fp16,",
         _ => return None,
     })
 }

@@ -2,6 +2,7 @@
 //! toolkit `cargo make setup` installs.
 
 use kernel_lab::facts::expr;
+use kernel_lab::facts::family::{FamilyId, Protocol};
 use kernel_lab::gpu::{jit, registry};
 use kernel_lab::measure::tune;
 
@@ -173,7 +174,8 @@ fn a_kernel_includes_its_own_familys_arguments_and_no_other_familys() {
             .map(|(name, _)| name.as_str())
             .filter(|n| n.starts_with("lab") && n.ends_with(".h") && *n != "lab_base.h")
             .collect();
-        let gemm = ["sgemm", "fp16", "bf16", "tf32", "int8", "fp8"].contains(&v.family.as_str());
+        let protocol = FamilyId::parse(&v.family).expect("a built variant's family is known").protocol();
+        let gemm = matches!(protocol, Protocol::Sgemm | Protocol::TensorCore);
         // A family in fp16 or bf16 storage takes its fp32 family's arguments (softmax_fp16: softmax's).
         let base = v.family.trim_end_matches("_fp16").trim_end_matches("_bf16");
         let own = if gemm { "lab_gemm.h".to_string() } else { format!("lab_{base}.h") };

@@ -372,6 +372,7 @@ fn every_tensor_core_precision_has_the_wgmma_rung() {
         ("tf32", LAB_TF32, 4),
         ("int8", LAB_INT8, 1),
         ("fp8", LAB_FP8_F32ACC, 1),
+        ("fp8_e5m2", LAB_FP8_F32ACC, 1),
     ] {
         let rung = all().iter().find(|v| v.family == family && v.file.ends_with("_wgmma_tma.cu")).unwrap_or_else(|| panic!("{family}"));
         let Params::Gemm { tma_bk: Some(bk), .. } = rung.launch.params else { panic!("{}: not a TMA launch", rung.name) };
@@ -389,6 +390,19 @@ fn fp8_inputs_are_exact_e4m3_values() {
     for (b, x) in bits.iter().zip(&exact) {
         assert_eq!(float8::F8E4M3::from_f32(*x).to_bits(), *b, "{x} is representable, and is what the GPU reads");
     }
+}
+
+#[test]
+fn fp8_e5m2_draws_a_in_e5m2_and_b_in_e4m3() {
+    use kernel_lab::measure::families::tensor::kinds::{Fp8, Fp8E5m2, Kind};
+    let (bits, exact) = Fp8E5m2::draw_a(4096, 5);
+    assert!(exact.iter().any(|&x| x != 0.0) && exact.iter().all(|x| x.abs() <= 1.0));
+    for (b, x) in bits.iter().zip(&exact) {
+        assert_eq!(float8::F8E5M2::from_f32(*x).to_bits(), *b, "{x} is an e5m2 value, and is what the GPU reads");
+    }
+    // e5m2 keeps 2 mantissa bits, so some of A's values are not B's e4m3 values of the same draw.
+    assert_ne!(exact, Fp8::draw(4096, 5).1);
+    assert_eq!(Fp8E5m2::draw(4096, 5).0, Fp8::draw(4096, 5).0, "B is fp8's e4m3");
 }
 
 #[test]

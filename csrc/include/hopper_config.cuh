@@ -61,5 +61,5 @@ struct lab_gemm_config {
     static_assert(M_OUTER < 2 || (MT == 2 && !P::promote), "M_OUTER = 2: the wait between two 64-row blocks");
     static_assert(RING_BYTES >= BM * CPITCH * 4, "the C tile staged in the drained ring fits it");
     static_assert(Sched::persistent == Epi::sliced || Sched::persistent, "one tile a block stages C through the drained ring");
-    static_assert(!ping_pong || (Sched::persistent && Epi::sliced), "ping-pong alternates a persistent block's whole tiles, C sliced");
+    static_assert(!ping_pong || Sched::persistent, "ping-pong alternates a persistent block's whole tiles");
 };

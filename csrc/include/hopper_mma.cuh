@@ -7,6 +7,7 @@
 //   lab_tf32             m64nNk8, fp32 accumulators, B K-major (n x k)
 //   lab_fp8<G>  (e4m3)   m64nNk32, fp32 accumulators, B K-major; every G k-tiles' products summed
 //                        by the Tensor Cores from zero and promoted into fp32 registers (below)
+//   lab_fp8_e5m2<G>      the same with A in e5m2 (B stays e4m3: the pair cuBLASLt takes)
 //   lab_int8             m64nNk32, s32 accumulators, B K-major
 // Promotion (fp8): Hopper's fp8 wgmma adds into a window narrower than fp32 (the peak family sees
 // an accumulator stall), so the consumer adds each group's sums into fp32 registers itself
@@ -80,6 +81,15 @@ struct lab_fp8 {
     static constexpr int kind = LAB_FP8_F32ACC, elem = 1, promote = G;
     static constexpr bool b_kmajor = true;
     LAB_WGMMA_SHAPES("k32.f32.e4m3.e4m3", "p, 1, 1", LAB_F)
+};
+
+// e5m2 x e4m3, promoted as lab_fp8. The sheet rates the pair as e4m3's, so PREC is the same.
+template <int G>
+struct lab_fp8_e5m2 {
+    LAB_FLOAT_ACC
+    static constexpr int kind = LAB_FP8_F32ACC, elem = 1, promote = G;
+    static constexpr bool b_kmajor = true;
+    LAB_WGMMA_SHAPES("k32.f32.e5m2.e4m3", "p, 1, 1", LAB_F)
 };
 
 struct lab_int8 {

@@ -1,4 +1,4 @@
-/* The arguments of the GEMM families (sgemm, fp16, bf16, tf32, int8, fp8), passed by value. Plain C: nvcc, NVRTC, libclang. */
+/* The arguments of the GEMM families (sgemm, fp16, bf16, tf32, int8, fp8, fp8_e5m2, linear_fp16), passed by value. Plain C: nvcc, NVRTC, libclang. */
 #pragma once
 #include "lab_base.h"
 
@@ -50,7 +50,10 @@ typedef struct __attribute__((aligned(64))) lab_tma {
  * of LAB_TMA_C_COLS x LAB_TMA_C_ROWS with the 128-byte swizzle: a persistent kernel's epilogue
  * stores through it without waiting for the writes. b_chunks is 1 where the host made b_map of
  * MN-major B 3-D (64-column chunks x k x n / 64, a chunk's 128 bytes apart), so a k-tile's chunks
- * are one copy; 0 where b_map is B's 2-D map. The host alone decides which map it makes. */
+ * are one copy; 0 where b_map is B's 2-D map. The host alone decides which map it makes.
+ * A fused epilogue (the linear families; no other kernel reads them) writes C (g.c) as
+ * act(alpha * A * B + beta * c_in + bias): c_in m x n at C's pitch and bias n long, both of C's
+ * type. They sit in the struct's padding, so it stays 512 bytes. */
 #define LAB_TMA_C_COLS 32
 #define LAB_TMA_C_ROWS 64
 typedef struct lab_gemm_tma_args {
@@ -62,6 +65,10 @@ typedef struct lab_gemm_tma_args {
     lab_dptr arrivals;
     int32_t c_tma;
     int32_t b_chunks;
+    lab_dptr c_in;
+    lab_dptr bias;
+    float alpha;
+    float beta;
 } lab_gemm_tma_args;
 
 /* A helper in a TMA kernel's module: `rows` rows of `cols` bytes, packed at src, copied to dst at a

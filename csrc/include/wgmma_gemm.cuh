@@ -2,11 +2,13 @@
 // TMA rungs, every precision wgmma has, composed from parts that each live in a header of their own:
 //   hopper_tma.cuh              TMA loads (multicast in a cluster), TMA stores, cluster barriers
 //   hopper_mma.cuh              per-precision MMA traits: lab_fp16, lab_bf16, lab_tf32,
-//                               lab_fp8<G> (promoted accumulation), lab_int8
+//                               lab_fp8<G> (promoted accumulation), lab_fp8_e5m2<G>, lab_int8
 //   hopper_ring.cuh             the stage ring, lab_ring<STAGES>
 //   hopper_sched.cuh            tile schedulers: lab_data_parallel<CY>, lab_persistent<CY>
 //   hopper_stream_k.cuh         lab_stream_k<F>, lab_stream_k_helpers<F, U>
-//   hopper_epilogue*.cuh        lab_ring_epilogue, lab_sliced_epilogue, lab_register_epilogue
+//   hopper_epilogue*.cuh        lab_ring_epilogue, lab_sliced_epilogue, lab_register_epilogue;
+//                               lab_fused_epilogue<Act> (hopper_epilogue_fused.cuh, which the
+//                               linear rungs include themselves)
 //   hopper_config.cuh           the sizes a kernel derives from its parts
 //   hopper_consumer.cuh         the consumers' main loop
 //   hopper_kernel.cuh           lab_cooperative, lab_three_consumers, lab_pingpong
@@ -68,7 +70,7 @@ static_assert(STREAMK == 0 || PERSISTENT, "stream-K splits the last wave over pe
 static_assert(STREAMK_FIRST == 0 || STREAMK, "the stream-K pieces first: a stream-K rung's order");
 static_assert(STREAMK_HELPERS == 0 || STREAMK, "the last wave's helpers: a stream-K rung's split");
 static_assert(OWNER_UNIT == 0 || (STREAMK_HELPERS && STREAMK_FIRST), "the own block's piece placed among the units: the helpers' split, pieces first");
-static_assert(PINGPONG == 0 || (PERSISTENT && SLICED_C), "ping-pong alternates a persistent block's whole tiles, C sliced");
+static_assert(PINGPONG == 0 || PERSISTENT, "ping-pong alternates a persistent block's whole tiles");
 
 // The scheduler and epilogue of the cooperative rungs whose manifest entries or tuning choose them
 // by PERSISTENT, STREAMK and SLICED_C: one tile a block staged through the ring, or persistent

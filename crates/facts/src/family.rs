@@ -24,6 +24,8 @@ pub enum FamilyId {
     Tf32,
     Int8,
     Fp8,
+    Fp8E5m2,
+    LinearFp16,
     Peak,
 }
 
@@ -41,6 +43,10 @@ pub enum Role {
     /// A GEMM with inputs of one precision against cuBLAS: what `advise` prices a workload's
     /// matrix products at, and what the alignment study sweeps.
     Gemm(GemmInput),
+    /// Another GEMM on inputs of that precision (fp8 e5m2 x e4m3, a linear layer with its
+    /// epilogue fused): against its own vendor baseline and the compute peak of its rate, but
+    /// neither priced by `advise` nor swept for alignment.
+    GemmOf(GemmInput),
     /// Another memory-bound kernel (a reduction, a transpose, a softmax, a layer norm), judged
     /// against the DRAM ceiling.
     MemoryBound,
@@ -106,7 +112,7 @@ pub enum Protocol {
 
 /// Every family, in the order tables list them: its id, name, role, launch protocol and storage.
 /// A family of a known protocol is its row here, its folder in csrc/ and its measure module.
-const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 19] = {
+const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 21] = {
     use Protocol as P;
     use Storage::{Bf16, Fp16, Fp32};
     [
@@ -128,6 +134,8 @@ const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 19] = {
         (FamilyId::Tf32, "tf32", Role::Gemm(GemmInput::Tf32), P::TensorCore, Fp32),
         (FamilyId::Int8, "int8", Role::Gemm(GemmInput::Int8), P::TensorCore, Fp32),
         (FamilyId::Fp8, "fp8", Role::Gemm(GemmInput::Fp8), P::TensorCore, Fp32),
+        (FamilyId::Fp8E5m2, "fp8_e5m2", Role::GemmOf(GemmInput::Fp8), P::TensorCore, Fp32),
+        (FamilyId::LinearFp16, "linear_fp16", Role::GemmOf(GemmInput::Fp16), P::TensorCore, Fp32),
         (FamilyId::Peak, "peak", Role::ComputePeak, P::Peak, Fp32),
     ]
 };
@@ -166,6 +174,14 @@ impl FamilyId {
     /// version, a folder without a family).
     pub fn parse(name: &str) -> Option<FamilyId> {
         FAMILIES.iter().find(|f| f.1 == name).map(|f| f.0)
+    }
+
+    /// The input precision of a GEMM family (`Role::Gemm` or `Role::GemmOf`); None for the rest.
+    pub fn gemm_input(self) -> Option<GemmInput> {
+        match self.role() {
+            Role::Gemm(input) | Role::GemmOf(input) => Some(input),
+            _ => None,
+        }
     }
 
     /// The family of GEMMs with inputs in `input`.

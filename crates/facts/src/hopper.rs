@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::family::{FamilyId, GemmInput, Role};
+use crate::family::{FamilyId, GemmInput};
 
 /// The columns of one box of C's TMA store map (lab_gemm.h's LAB_TMA_C_COLS; tests/ffi.rs holds
 /// the two equal, and the kernel's epilogue asserts its boxes are of that width).
@@ -41,7 +41,7 @@ impl Layout {
     /// The plan of a TMA GEMM of `family` in the configuration `value` reads (BM, BN, STAGES,
     /// BLOCK_X, PINGPONG, PERSISTENT, SLICED_C, LAB_DYN_SMEM); Err says what does not fit.
     pub fn plan(family: FamilyId, value: &dyn Fn(&str) -> Option<i64>) -> Result<Layout, String> {
-        let Role::Gemm(input) = family.role() else { return Err(format!("{} is not a GEMM family", family.name())) };
+        let Some(input) = family.gemm_input() else { return Err(format!("{} is not a GEMM family", family.name())) };
         // Sizes in u64, so no configuration overflows them; the plan's own sizes fit u32 below.
         let need = |name: &str| -> Result<u64, String> {
             let v = value(name).ok_or_else(|| format!("a Hopper GEMM needs the define {name}"))?;

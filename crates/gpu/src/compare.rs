@@ -4,7 +4,7 @@
 //! take minutes.
 //!
 //! The kernel is PTX written here, like the L2 flush, and JIT-compiled by the driver: it needs
-//! neither nvcc nor NVRTC. One entry per output type (fp32, s32), the same code but the load.
+//! neither nvcc nor NVRTC. One entry per output type (fp32, s32, fp16), the same code but the load.
 //! Each thread walks the elements grid-stride and keeps its own sums; one atomic per thread and
 //! sum ends it (a few hundred thousand, next to 67 million loads). The f64 sums' order therefore
 //! varies from run to run in the last bits, which no tolerance is near.
@@ -17,7 +17,8 @@ use cudarc::nvrtc::Ptx;
 use super::device::Gpu;
 use crate::error::Result;
 
-/// `{NAME}` and `{LOAD}` (a load of element %rd10 into %fd5 as f64) are filled per output type.
+/// `{NAME}`, `{SHIFT}` (log2 of the element's bytes) and `{LOAD}` (a load of element %rd10 into
+/// %fd5 as f64) are filled per output type.
 /// Sums, at `sums`: f64 Σ(out − ref)², f64 Σ ref², u64 max |out − ref| over finite outputs (an
 /// f64's bits: non-negative doubles order as their bits do), u64 non-finite outputs, u64
 /// elements beyond `bound` (or non-finite: `setp.gtu` is true where |d| is NaN), u64 the first
@@ -28,6 +29,7 @@ const TEMPLATE: &str = r#"
     .reg .pred %p<4>;
     .reg .b32 %r<6>;
     .reg .f32 %f<2>;
+    .reg .b16 %h<2>;
     .reg .b64 %rd<16>;
     .reg .f64 %fd<10>;
 
@@ -56,7 +58,7 @@ const TEMPLATE: &str = r#"
 LOOP:
     setp.ge.u64 %p1, %rd5, %rd3;
     @%p1 bra DONE;
-    shl.b64 %rd10, %rd5, 2;
+    shl.b64 %rd10, %rd5, {SHIFT};
     add.s64 %rd10, %rd1, %rd10;
     {LOAD}
     shl.b64 %rd11, %rd5, 3;
@@ -91,21 +93,22 @@ END:
 "#;
 
 /// The output types the kernel reads: (entry, load of element %rd10 as f64 into %fd5).
-const TYPES: [(&str, &str); 2] = [
-    ("lab_compare_f32", "ld.global.nc.f32 %f1, [%rd10];\n    cvt.f64.f32 %fd5, %f1;"),
-    ("lab_compare_s32", "ld.global.nc.s32 %r5, [%rd10];\n    cvt.rn.f64.s32 %fd5, %r5;"),
+const TYPES: [(&str, u32, &str); 3] = [
+    ("lab_compare_f32", 2, "ld.global.nc.f32 %f1, [%rd10];\n    cvt.f64.f32 %fd5, %f1;"),
+    ("lab_compare_s32", 2, "ld.global.nc.s32 %r5, [%rd10];\n    cvt.rn.f64.s32 %fd5, %r5;"),
+    ("lab_compare_f16", 1, "ld.global.nc.b16 %h1, [%rd10];\n    cvt.f32.f16 %f1, %h1;\n    cvt.f64.f32 %fd5, %f1;"),
 ];
 
 /// The module's text: the header, then one entry per output type.
 pub fn ptx() -> String {
     let mut text = String::from(".version 7.0\n.target sm_70\n.address_size 64\n");
-    for (name, load) in TYPES {
-        text.push_str(&TEMPLATE.replace("{NAME}", name).replace("{LOAD}", load));
+    for (name, shift, load) in TYPES {
+        text.push_str(&TEMPLATE.replace("{NAME}", name).replace("{SHIFT}", &shift.to_string()).replace("{LOAD}", load));
     }
     text
 }
 
-/// An output type the kernel reads: 4-byte floats or 4-byte signed integers.
+/// An output type the kernel reads: fp32, s32 or fp16.
 pub trait Element: DeviceRepr {
     const ENTRY: &'static str;
 }
@@ -116,6 +119,10 @@ impl Element for f32 {
 
 impl Element for i32 {
     const ENTRY: &'static str = "lab_compare_s32";
+}
+
+impl Element for half::f16 {
+    const ENTRY: &'static str = "lab_compare_f16";
 }
 
 /// What one comparison found (the kernel's sums).
@@ -146,7 +153,7 @@ pub struct Compare {
 impl Compare {
     pub fn new(gpu: &Gpu) -> Result<Compare> {
         let module: Arc<_> = gpu.ctx.load_module(Ptx::from_src(ptx()))?;
-        let funcs = TYPES.iter().map(|(name, _)| Ok((*name, module.load_function(name)?))).collect::<Result<_>>()?;
+        let funcs = TYPES.iter().map(|(name, _, _)| Ok((*name, module.load_function(name)?))).collect::<Result<_>>()?;
         Ok(Compare { funcs, sums: gpu.stream.alloc_zeros::<u64>(6)? })
     }
 
@@ -164,7 +171,7 @@ impl Compare {
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
         let mut b = gpu.stream.launch_builder(func);
         b.arg(&o).arg(&r).arg(&n).arg(&bound).arg(&s);
-        // SAFETY: the kernel reads n elements of 4 bytes at `out` and n doubles at `reference`
+        // SAFETY: the kernel reads n elements of T at `out` and n doubles at `reference`
         // (both hold n), and updates the six 8-byte sums at `sums`.
         unsafe { b.launch(cfg) }?;
         drop((_o, _r, _s));

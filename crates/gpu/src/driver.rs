@@ -334,6 +334,9 @@ pub unsafe fn gemm_ex(handle: cudarc::cublas::sys::cublasHandle_t, gemm: &super:
     use cudarc::cublas::sys::cublasOperation_t::{CUBLAS_OP_N, CUBLAS_OP_T};
     let op = |t: bool| if t { CUBLAS_OP_T } else { CUBLAS_OP_N };
     let g = gemm;
+    if g.gelu_bias.is_some() {
+        return Err(LabError::Unavailable("cublasGemmEx has no epilogue: cuBLASLt runs a fused GEMM".into()));
+    }
     // SAFETY: the caller guarantees every pointer and shape; alpha and beta are 4 bytes of the
     // compute type's scale type.
     unsafe {
@@ -344,14 +347,14 @@ pub unsafe fn gemm_ex(handle: cudarc::cublas::sys::cublasHandle_t, gemm: &super:
             g.m as i32,
             g.n as i32,
             g.k as i32,
-            g.one_zero.0.as_ptr() as *const c_void,
+            g.alpha_beta.0.as_ptr() as *const c_void,
             g.a.0 as *const _,
             g.a.1,
             g.a.2 as i32,
             g.b.0 as *const _,
             g.b.1,
             g.b.2 as i32,
-            g.one_zero.1.as_ptr() as *const c_void,
+            g.alpha_beta.1.as_ptr() as *const c_void,
             g.c.0 as *mut _,
             g.c.1,
             g.c.2 as i32,

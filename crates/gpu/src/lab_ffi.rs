@@ -276,6 +276,10 @@ pub struct lab_gemm_tma_args {
     pub arrivals: lab_dptr,
     pub c_tma: i32,
     pub b_chunks: i32,
+    pub c_in: lab_dptr,
+    pub bias: lab_dptr,
+    pub alpha: f32,
+    pub beta: f32,
 }
 #[allow(clippy::unnecessary_operation, clippy::identity_op)]
 const _: () = {
@@ -289,6 +293,10 @@ const _: () = {
     ["Offset of field: lab_gemm_tma_args::arrivals"][::std::mem::offset_of!(lab_gemm_tma_args, arrivals) - 456usize];
     ["Offset of field: lab_gemm_tma_args::c_tma"][::std::mem::offset_of!(lab_gemm_tma_args, c_tma) - 464usize];
     ["Offset of field: lab_gemm_tma_args::b_chunks"][::std::mem::offset_of!(lab_gemm_tma_args, b_chunks) - 468usize];
+    ["Offset of field: lab_gemm_tma_args::c_in"][::std::mem::offset_of!(lab_gemm_tma_args, c_in) - 472usize];
+    ["Offset of field: lab_gemm_tma_args::bias"][::std::mem::offset_of!(lab_gemm_tma_args, bias) - 480usize];
+    ["Offset of field: lab_gemm_tma_args::alpha"][::std::mem::offset_of!(lab_gemm_tma_args, alpha) - 488usize];
+    ["Offset of field: lab_gemm_tma_args::beta"][::std::mem::offset_of!(lab_gemm_tma_args, beta) - 492usize];
 };
 impl Default for lab_gemm_tma_args {
     fn default() -> Self {

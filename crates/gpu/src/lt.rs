@@ -16,7 +16,7 @@ use cudarc::cublaslt::sys::{
 use cudarc::driver::CudaSlice;
 
 use super::device::Gpu;
-pub use super::gemm::Gemm;
+pub use super::gemm::{GeluBias, Gemm};
 use crate::error::{LabError, Result};
 
 /// How many candidates the heuristic is asked for.
@@ -34,6 +34,7 @@ fn data_type(t: blas::cudaDataType_t) -> Result<sys::cudaDataType> {
         B::CUDA_R_32F => L::CUDA_R_32F,
         B::CUDA_R_8I => L::CUDA_R_8I,
         B::CUDA_R_8F_E4M3 => L::CUDA_R_8F_E4M3,
+        B::CUDA_R_8F_E5M2 => L::CUDA_R_8F_E5M2,
         B::CUDA_R_32I => L::CUDA_R_32I,
         other => return Err(LabError::Unavailable(format!("cuBLASLt best-of: no mapping for {other:?}"))),
     })
@@ -119,6 +120,26 @@ impl Prepared {
             lt::set_matmul_desc_attribute(p.desc, Desc::CUBLASLT_MATMUL_DESC_TRANSB, &tb as *const _ as *const c_void, size_of::<i32>())
                 .map_err(lt_err)?;
         }
+        if let Some(fused) = p.gemm.gelu_bias {
+            let epilogue = sys::cublasLtEpilogue_t::CUBLASLT_EPILOGUE_GELU_BIAS;
+            // SAFETY: the epilogue is the enum's 32-bit value; the bias pointer a device address.
+            unsafe {
+                lt::set_matmul_desc_attribute(
+                    p.desc,
+                    Desc::CUBLASLT_MATMUL_DESC_EPILOGUE,
+                    &epilogue as *const _ as *const c_void,
+                    size_of::<sys::cublasLtEpilogue_t>(),
+                )
+                .map_err(lt_err)?;
+                lt::set_matmul_desc_attribute(
+                    p.desc,
+                    Desc::CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                    &fused.bias as *const u64 as *const c_void,
+                    size_of::<u64>(),
+                )
+                .map_err(lt_err)?;
+            }
+        }
         // Stored shapes: op(A) is m x k, op(B) is k x n, C is m x n.
         let (a_rows, a_cols) = if g.trans.0 { (g.k, g.m) } else { (g.m, g.k) };
         let (b_rows, b_cols) = if g.trans.1 { (g.n, g.k) } else { (g.k, g.n) };
@@ -179,7 +200,9 @@ impl Prepared {
     /// One launch of the GEMM with `algo`, on the GPU's stream.
     pub fn launch(&self, gpu: &Gpu, algo: &Algo) -> Result<()> {
         let g = &self.gemm;
-        let (alpha, beta) = (&g.one_zero.0, &g.one_zero.1);
+        let (alpha, beta) = (&g.alpha_beta.0, &g.alpha_beta.1);
+        // C is read from its own buffer where an epilogue is fused, else it is D.
+        let c_in = g.gelu_bias.map_or(g.c.0, |f| f.c_in);
         let (wptr, _w) = cudarc::driver::DevicePtr::device_ptr(&self.workspace, &gpu.stream);
         // SAFETY: the descriptors describe the buffers `gemm` points at (its maker's promise), the
         // algorithm came from the heuristic for these descriptors, which was offered the workspace.
@@ -193,7 +216,7 @@ impl Prepared {
                 self.layouts[0],
                 g.b.0 as *const c_void,
                 self.layouts[1],
-                g.c.0 as *const c_void,
+                c_in as *const c_void,
                 self.layouts[2],
                 g.c.0 as *mut c_void,
                 self.layouts[2],

@@ -62,6 +62,21 @@ impl GemmReference {
         Ok(GemmReference::Device { product, ref2, compare: Compare::new(gpu)? })
     }
 
+    /// The reference of an epilogue applied to the product: element i becomes `f(i, product_i)`
+    /// (a fused GEMM's alpha, C, bias and activation), in f64.
+    pub fn map(&mut self, gpu: &Gpu, f: impl Fn(usize, f64) -> f64) -> Result<()> {
+        match self {
+            GemmReference::Host(want) => want.iter_mut().enumerate().for_each(|(i, w)| *w = f(i, *w)),
+            GemmReference::Device { product, ref2, .. } => {
+                let mut host = gpu.stream.clone_dtoh(product)?;
+                host.iter_mut().enumerate().for_each(|(i, w)| *w = f(i, *w));
+                *ref2 = host.iter().map(|x| x * x).sum();
+                gpu.stream.memcpy_htod(&host, product)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Every element of `out` (the product under test, on the GPU) against the reference.
     pub fn check<T: Element + Into<f64> + Copy>(&mut self, gpu: &Gpu, out: &CudaSlice<T>, precision: Precision) -> Result<Check> {
         match self {

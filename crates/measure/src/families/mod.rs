@@ -142,6 +142,8 @@ pub fn all() -> Vec<&'static dyn Family> {
         &tensor::TF32,
         &tensor::INT8,
         &tensor::FP8,
+        &tensor::FP8_E5M2,
+        &tensor::LINEAR_FP16,
         &peak::Peak,
     ]
 }

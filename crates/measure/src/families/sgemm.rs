@@ -203,7 +203,8 @@ impl Case for GemmCase {
             b: (a, f32, k as i64),
             c: (c, f32, n as i64),
             compute: cublasComputeType_t::CUBLAS_COMPUTE_32F,
-            one_zero: (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes()),
+            alpha_beta: (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes()),
+            gelu_bias: None,
         })
     }
 

@@ -3,7 +3,7 @@
 
 use crate::gpu::cuda::cublas::{cublasComputeType_t, cudaDataType_t};
 use crate::gpu::cuda::{DeviceRepr, ValidAsZeroBits};
-use float8::F8E4M3;
+use float8::{F8E4M3, F8E5M2};
 use half::{bf16, f16};
 use rand::{RngExt, SeedableRng};
 
@@ -22,7 +22,10 @@ pub trait Kind: Sync + Send + 'static {
     type Out: Element + ValidAsZeroBits + Copy + Unpin + Send + Sync + Into<f64> + 'static;
     /// The family's facts (name, baseline, precision, arithmetic).
     fn info() -> &'static FamilyInfo;
+    /// B's type as cuBLAS names it (and A's, unless IN_A says otherwise).
     const IN: cudaDataType_t;
+    /// A's type as cuBLAS names it, where the pair is mixed (fp8 e5m2 x e4m3).
+    const IN_A: cudaDataType_t = Self::IN;
     const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_32F;
     const COMPUTE: cublasComputeType_t = cublasComputeType_t::CUBLAS_COMPUTE_32F;
     /// The input type as a TMA tensor map names it.
@@ -37,9 +40,35 @@ pub trait Kind: Sync + Send + 'static {
     const LT_DEFAULT: bool = false;
     /// `len` inputs from `seed`, and the exact value of each as f32.
     fn draw(len: usize, seed: u64) -> (Vec<Self::In>, Vec<f32>);
+    /// A's inputs, where the pair is mixed; else as B's.
+    fn draw_a(len: usize, seed: u64) -> (Vec<Self::In>, Vec<f32>) {
+        Self::draw(len, seed)
+    }
     /// cuBLAS's alpha = 1 and beta = 0 in the compute type, as bytes.
     fn one_zero() -> ([u8; 4], [u8; 4]) {
         (1.0f32.to_ne_bytes(), 0.0f32.to_ne_bytes())
+    }
+    /// A linear layer's epilogue fused into the GEMM; None: C = A·B.
+    const EPILOGUE: Option<Epilogue> = None;
+}
+
+/// C = GELU(alpha·A·B + beta·C_in + bias), cuBLASLt's GELU_BIAS: C_in (m x n) and bias (one
+/// element a column) of the input type, C of the output type.
+#[derive(Debug, Clone, Copy)]
+pub struct Epilogue {
+    pub alpha: f32,
+    pub beta: f32,
+}
+
+impl Epilogue {
+    /// GELU's tanh form, which cuBLASLt and the kernels' lab_gelu compute, in f64.
+    pub fn gelu(x: f64) -> f64 {
+        0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
+    }
+
+    /// The reference of element (row, col), `ab` its product, `c_in` and `bias` exact values.
+    pub fn apply(&self, ab: f64, c_in: f64, bias: f64) -> f64 {
+        Self::gelu(self.alpha as f64 * ab + self.beta as f64 * c_in + bias)
     }
 }
 
@@ -153,4 +182,53 @@ impl Kind for Fp8 {
     fn draw(len: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
         rounded(len, seed, |x| F8E4M3::from_f32(x).to_bits(), |b| F8E4M3::from_bits(b).to_f32())
     }
+}
+
+static FP8_E5M2_INFO: FamilyInfo =
+    info(FamilyId::Fp8E5m2, "cuBLASLt fp8 e5m2 x e4m3 (heuristic's first)", Precision::Fp8F32Acc, SheetPrecision::Fp8F32Acc);
+
+/// A in e5m2 (the wider range, gradients' format in fp8 training), B in e4m3: the mixed pair
+/// cuBLASLt takes (e5m2 x e5m2 it does not). The same rate on the sheet as e4m3 x e4m3.
+pub struct Fp8E5m2;
+impl Kind for Fp8E5m2 {
+    /// e4m3's bits (B), e5m2's (A).
+    type In = u8;
+    type Out = f32;
+    fn info() -> &'static FamilyInfo {
+        &FP8_E5M2_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_8F_E4M3;
+    const IN_A: cudaDataType_t = cudaDataType_t::CUDA_R_8F_E5M2;
+    const TMA: TmaElement = TmaElement::Byte;
+    const B_KMAJOR: bool = true;
+    const LT_DEFAULT: bool = true;
+    fn draw(len: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
+        Fp8::draw(len, seed)
+    }
+    fn draw_a(len: usize, seed: u64) -> (Vec<u8>, Vec<f32>) {
+        rounded(len, seed, |x| F8E5M2::from_f32(x).to_bits(), |b| F8E5M2::from_bits(b).to_f32())
+    }
+}
+
+static LINEAR_FP16_INFO: FamilyInfo =
+    info(FamilyId::LinearFp16, "cuBLASLt fp16 GELU_BIAS (heuristic's first)", Precision::Fp16Storage, SheetPrecision::Fp16F32Acc);
+
+/// A transformer MLP's first linear layer in fp16: C (fp16) = GELU(alpha·A·B + beta·C_in + bias)
+/// with fp32 accumulation. alpha and beta are not 1 and 0, so both are under test; the output's
+/// rounding to fp16 sets the tolerance (fp16 storage's).
+pub struct LinearFp16;
+impl Kind for LinearFp16 {
+    type In = f16;
+    type Out = f16;
+    fn info() -> &'static FamilyInfo {
+        &LINEAR_FP16_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_16F;
+    const TMA: TmaElement = TmaElement::F16;
+    const LT_DEFAULT: bool = true;
+    fn draw(len: usize, seed: u64) -> (Vec<f16>, Vec<f32>) {
+        Fp16::draw(len, seed)
+    }
+    const EPILOGUE: Option<Epilogue> = Some(Epilogue { alpha: 0.75, beta: 0.5 });
 }

@@ -1,7 +1,9 @@
 //! The Tensor Core GEMM families, one per input type, each against cuBLAS doing the same:
 //! `fp16` (fp16 inputs, fp32 output and compute), `bf16` (likewise), `tf32` (fp32 inputs, tf32
-//! compute, fp32 output), `int8` (s8 inputs, s32 output and compute) and `fp8` (e4m3 inputs,
-//! fp32 output and compute). Row-major C = A·B.
+//! compute, fp32 output), `int8` (s8 inputs, s32 output and compute), `fp8` (e4m3 inputs, fp32
+//! output and compute) and `fp8_e5m2` (A e5m2, B e4m3, as fp8): row-major C = A·B. And
+//! `linear_fp16`, a linear layer's GEMM with its epilogue fused: C (fp16) = GELU(alpha·A·B +
+//! beta·C_in + bias), C_in and bias in fp16 (`kinds::Epilogue`).
 //! Shape: [m, n, k]. Work: 2mnk operations; A and B read once, C written once.
 //!
 //! Inputs are drawn at random and made exact in the input type; the f64 reference multiplies
@@ -14,7 +16,7 @@ use std::marker::PhantomData;
 
 use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use self::kinds::{Bf16, Fp16, Fp8, Int8, Kind, Tf32};
+use self::kinds::{Bf16, Fp16, Fp8, Fp8E5m2, Int8, Kind, LinearFp16, Tf32};
 use super::gemm_reference::GemmReference;
 use super::inputs::poison;
 use super::pitched::pitched;
@@ -40,6 +42,8 @@ pub static BF16: MmaGemm<Bf16> = MmaGemm(PhantomData);
 pub static TF32: MmaGemm<Tf32> = MmaGemm(PhantomData);
 pub static INT8: MmaGemm<Int8> = MmaGemm(PhantomData);
 pub static FP8: MmaGemm<Fp8> = MmaGemm(PhantomData);
+pub static FP8_E5M2: MmaGemm<Fp8E5m2> = MmaGemm(PhantomData);
+pub static LINEAR_FP16: MmaGemm<LinearFp16> = MmaGemm(PhantomData);
 
 impl<K: Kind> Family for MmaGemm<K> {
     fn info(&self) -> &'static FamilyInfo {
@@ -72,7 +76,14 @@ impl<K: Kind> Family for MmaGemm<K> {
         vec![Shape(vec![8192, 8192, 8192])]
     }
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        gemm_work(shape, std::mem::size_of::<K::In>() as f64, std::mem::size_of::<K::Out>() as f64)
+        let input = std::mem::size_of::<K::In>() as f64;
+        let mut work = gemm_work(shape, input, std::mem::size_of::<K::Out>() as f64);
+        if let Some(e) = K::EPILOGUE {
+            // The epilogue reads bias, and C_in where beta is not 0.
+            let (m, n) = (shape.0[0] as f64, shape.0[1] as f64);
+            work.bytes_read += input * (n + if e.beta != 0.0 { m * n } else { 0.0 });
+        }
+        work
     }
     /// The spec sheet's dense rate for the family's precision, where the sheet has the device.
     fn peak(&self, dev: &DeviceInfo, _launch: Option<&Launch>) -> Option<f64> {
@@ -80,9 +91,18 @@ impl<K: Kind> Family for MmaGemm<K> {
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
         let [m, n, k] = [shape.0[0] as usize, shape.0[1] as usize, shape.0[2] as usize];
-        let (a_in, a) = K::draw(m * k, seed);
+        let (a_in, a) = K::draw_a(m * k, seed);
         let (b_in, b) = K::draw(k * n, seed ^ 0x9e37_79b9_7f4a_7c15);
-        let reference = GemmReference::new(gpu, &a, &b, [m, n, k], seed)?;
+        let mut reference = GemmReference::new(gpu, &a, &b, [m, n, k], seed)?;
+        let fused = match K::EPILOGUE {
+            Some(e) => {
+                let (c_in, c_exact) = K::draw(m * n, seed ^ 0x5bd1_e995);
+                let (bias, bias_exact) = K::draw(n, seed ^ 0x2545_f491);
+                reference.map(gpu, |i, ab| e.apply(ab, c_exact[i] as f64, bias_exact[i % n] as f64))?;
+                Some(Fused { c_in: gpu.stream.clone_htod(&c_in)?, bias: gpu.stream.clone_htod(&bias)?, e })
+            }
+            None => None,
+        };
         let b_t = if K::B_KMAJOR {
             let t: Vec<K::In> = (0..n * k).map(|i| b_in[(i % k) * n + i / k]).collect();
             Some(gpu.stream.clone_htod(&t)?)
@@ -103,6 +123,7 @@ impl<K: Kind> Family for MmaGemm<K> {
             lt_default: None,
             scratch: stream_k::Scratch::default(),
             reference,
+            fused,
         }))
     }
 }
@@ -124,6 +145,15 @@ struct MmaCase<K: Kind> {
     /// A stream-K kernel's scratch (lab_gemm_tma_args, or lab_gemm_f32_args without TMA).
     scratch: stream_k::Scratch,
     reference: GemmReference,
+    /// A fused epilogue's operands (Kind::EPILOGUE).
+    fused: Option<Fused<K>>,
+}
+
+/// C_in (m x n) and bias (n) of a fused epilogue, in the input type.
+struct Fused<K: Kind> {
+    c_in: CudaSlice<K::In>,
+    bias: CudaSlice<K::In>,
+    e: kinds::Epilogue,
 }
 
 impl<K: Kind> Case for MmaCase<K> {
@@ -189,7 +219,8 @@ impl<K: Kind> Case for MmaCase<K> {
         // C through TMA stores where its rows are 16-byte aligned: a persistent kernel's epilogue
         // (one tile a block stages C through its drained ring and never reads the map).
         let out = std::mem::size_of::<K::Out>();
-        let c_tma = (n * out) % 16 == 0 && matches!(kernel.launch.grid, Grid::PerSm { .. });
+        // A fused epilogue writes C from the registers.
+        let c_tma = (n * out) % 16 == 0 && matches!(kernel.launch.grid, Grid::PerSm { .. }) && self.fused.is_none();
         let c_map = if c_tma {
             driver::tensor_map_2d(K::OUT_TMA, c, [n as u64, m as u64], (n * out) as u64, [LAB_TMA_C_COLS, LAB_TMA_C_ROWS])?
         } else {
@@ -223,6 +254,10 @@ impl<K: Kind> Case for MmaCase<K> {
             arrivals,
             c_tma: c_tma.into(),
             b_chunks: b_chunks.into(),
+            c_in: self.fused.as_ref().map_or(0, |f| f.c_in.device_ptr(&gpu.stream).0),
+            bias: self.fused.as_ref().map_or(0, |f| f.bias.device_ptr(&gpu.stream).0),
+            alpha: self.fused.as_ref().map_or(1.0, |f| f.e.alpha),
+            beta: self.fused.as_ref().map_or(0.0, |f| f.e.beta),
         };
         // SAFETY: TMA kernels take lab_gemm_tma_args (a __grid_constant__ parameter); the maps
         // describe A (m x k, pitch lda) and B (k x n, or n x k where K-major; pitch ldb) as
@@ -260,10 +295,14 @@ impl<K: Kind> Case for MmaCase<K> {
             n: m,
             k,
             a: (b, K::IN, ldb as i64),
-            b: (a, K::IN, k as i64),
+            b: (a, K::IN_A, k as i64),
             c: (c, K::OUT, n as i64),
             compute: K::COMPUTE,
-            one_zero: K::one_zero(),
+            alpha_beta: self.fused.as_ref().map_or_else(K::one_zero, |f| (f.e.alpha.to_ne_bytes(), f.e.beta.to_ne_bytes())),
+            gelu_bias: self
+                .fused
+                .as_ref()
+                .map(|f| lt::GeluBias { c_in: f.c_in.device_ptr(&gpu.stream).0, bias: f.bias.device_ptr(&gpu.stream).0 }),
         })
     }
 
