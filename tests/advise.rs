@@ -158,7 +158,11 @@ fn inference_is_the_forward_pass_alone_in_eval_mode() {
     assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
     let (infer, train) = (mlm.norms(32, Mode::Infer).unwrap(), mlm.norms(32, Mode::Train).unwrap());
     assert!(infer.forward == train.forward && infer.backward == 0.0, "the forward alone: {infer:?}");
-    assert_eq!(mlm.memory_gb(32, Precision::Fp16, Mode::Infer), None, "inference's peak is not modelled");
+    // Its peak is the loss's: fp32 weights, fp16 logits and 6 bytes a logit beside them, and two
+    // fp32 tokens x hidden tensors (the encoder's output and the head's transform).
+    let peak = 109.5e6 * 4.0 + tokens * 30522.0 * (2.0 + 6.0) + 2.0 * tokens * 768.0 * 4.0;
+    assert!((mlm.memory_gb(32, Precision::Fp16, Mode::Infer).unwrap() - peak / 1e9).abs() < 1e-9);
+    assert_eq!(mlm.memory_gb(32, Precision::Fp32, Mode::Infer), None, "no autocast: not measured, not modelled");
     assert!(mlm.describe(32, Mode::Infer).starts_with("a BERT-base forward pass with its MLM head"));
     // Two GPUs in inference reduce no gradients.
     let req = Request { mode: Mode::Infer, gpus: 2, ..request(mlm, Precision::Fp16) };

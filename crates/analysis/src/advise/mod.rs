@@ -10,6 +10,7 @@
 //! and say so.
 
 pub mod against;
+mod memory;
 pub mod workload;
 
 use crate::facts::family::{plays, FamilyId, Role};
