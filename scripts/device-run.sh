@@ -125,6 +125,7 @@ noise() {
 }
 ab() {
     local status=0 d i side cli vs v s base
+    [ -x dist/base/kernel-lab ] || { echo "ab: no dist/base/kernel-lab: scripts/bundle.sh base:REV builds the base"; return 2; }
     d=$(mktemp -d)
     for i in 1 2; do
         for side in base new; do
