@@ -91,21 +91,34 @@ fn the_gpu_comparison_finds_what_the_cpu_check_finds() {
     for p in [Precision::Fp32, Precision::Tf32] {
         let cpu = verify::check(&out, n, &|i| (i, want[i]), p);
         let ref2: f64 = want.iter().map(|w| w * w).sum();
-        let sums = compare.run(&gpu, &gpu.stream.clone_htod(&out).unwrap(), &reference, verify::element_bound(p, ref2, n)).unwrap();
+        let sums =
+            compare.run(&gpu, &gpu.stream.clone_htod(&out).unwrap(), &reference, verify::element_bound(p, ref2, n), p.rounding()).unwrap();
         let dev = verify::from_sums(&sums, n, p, None);
         assert_eq!((dev.beyond, dev.nonfinite, sums.first_beyond), (cpu.beyond, cpu.nonfinite, Some(17)), "{p:?}: {}", cpu.describe());
         assert_eq!((dev.beyond, dev.nonfinite), (5, 2), "{p:?}");
         assert!(dev.error.is_nan() && cpu.error.is_nan());
         assert!((dev.worst / cpu.worst - 1.0).abs() < 1e-12, "{} {}", dev.worst, cpu.worst);
     }
+    // A 16-bit output may be off by its rounding's share of its own value beyond the bound, on the
+    // GPU as on the CPU: every element here is off by 0.99 of the bound and an eighth of a bf16 ulp
+    // of itself (a quarter of the allowance).
+    let p = Precision::Bf16Storage;
+    let ref2: f64 = want.iter().map(|w| w * w).sum();
+    let bound = verify::element_bound(p, ref2, n);
+    let off: Vec<f32> = want.iter().map(|&w| (w + w.signum() * (0.99 * bound + w.abs() / 1024.0)) as f32).collect();
+    let cpu = verify::check(&off, n, &|i| (i, want[i]), p);
+    let dev = compare.run(&gpu, &gpu.stream.clone_htod(&off).unwrap(), &reference, bound, p.rounding()).unwrap();
+    assert_eq!((cpu.beyond, dev.beyond), (0, 0), "{}", cpu.describe());
+    let strict = compare.run(&gpu, &gpu.stream.clone_htod(&off).unwrap(), &reference, bound, 0.0).unwrap();
+    assert!(strict.beyond > n as u64 / 2, "without the allowance most are beyond: {}", strict.beyond);
     // Integers, exactly: one off by one.
     let ints: Vec<i32> = (0..n as i32).map(|i| i % 1000 - 500).collect();
     let mut got = ints.clone();
     got[123_456] += 1;
     let reference = gpu.stream.clone_htod(&ints.iter().map(|&x| x as f64).collect::<Vec<_>>()).unwrap();
-    let sums = compare.run(&gpu, &gpu.stream.clone_htod(&got).unwrap(), &reference, 0.0).unwrap();
+    let sums = compare.run(&gpu, &gpu.stream.clone_htod(&got).unwrap(), &reference, 0.0, 0.0).unwrap();
     assert_eq!((sums.beyond, sums.first_beyond, sums.nonfinite, sums.diff2), (1, Some(123_456), 0, 1.0));
-    let sums = compare.run(&gpu, &gpu.stream.clone_htod(&ints).unwrap(), &reference, 0.0).unwrap();
+    let sums = compare.run(&gpu, &gpu.stream.clone_htod(&ints).unwrap(), &reference, 0.0, 0.0).unwrap();
     assert_eq!((sums.beyond, sums.first_beyond, sums.diff2), (0, None, 0.0));
 }
 
@@ -146,7 +159,7 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
     // sgemm at edges of every tile; the Tensor Core families where TMA needs A and B given a
     // padded pitch (k and n not multiples of 16 bytes, and rows shorter than one 16-byte chunk).
     let odd = || vec!["1001x1003x1005", "130x77x33", "9x5x3", "1"];
-    let tensor_core = ["fp16", "bf16", "tf32", "int8", "fp8", "fp8_e5m2"].map(|f| (f, odd()));
+    let tensor_core = ["fp16", "bf16", "tf32", "int8", "fp8", "fp8_e5m2", "linear_fp16", "linear_bf16"].map(|f| (f, odd()));
     for (family, sizes) in [("sgemm", vec!["1023", "257x64x129", "8x1000x3"])].into_iter().chain(tensor_core) {
         let opts = Options { filter: Some(family.into()), sizes: sizes.into_iter().map(String::from).collect(), ..Options::default() };
         for e in run(&opts, 7) {

@@ -4,7 +4,7 @@
 //! take minutes.
 //!
 //! The kernel is PTX written here, like the L2 flush, and JIT-compiled by the driver: it needs
-//! neither nvcc nor NVRTC. One entry per output type (fp32, s32, fp16), the same code but the load.
+//! neither nvcc nor NVRTC. One entry per output type (fp32, s32, fp16, bf16), the same code but the load.
 //! Each thread walks the elements grid-stride and keeps its own sums; one atomic per thread and
 //! sum ends it (a few hundred thousand, next to 67 million loads). The f64 sums' order therefore
 //! varies from run to run in the last bits, which no tolerance is near.
@@ -21,22 +21,23 @@ use crate::error::Result;
 /// %fd5 as f64) are filled per output type.
 /// Sums, at `sums`: f64 Σ(out − ref)², f64 Σ ref², u64 max |out − ref| over finite outputs (an
 /// f64's bits: non-negative doubles order as their bits do), u64 non-finite outputs, u64
-/// elements beyond `bound` (or non-finite: `setp.gtu` is true where |d| is NaN), u64 the first
-/// such index (starts at u64::MAX).
+/// elements beyond `bound` + `rounding` x |ref| (or non-finite: `setp.gtu` is true where |d| is
+/// NaN), u64 the first such index (starts at u64::MAX).
 const TEMPLATE: &str = r#"
-.visible .entry {NAME}(.param .u64 out, .param .u64 ref, .param .u64 n, .param .f64 bound, .param .u64 sums)
+.visible .entry {NAME}(.param .u64 out, .param .u64 ref, .param .u64 n, .param .f64 bound, .param .f64 rounding, .param .u64 sums)
 {
     .reg .pred %p<4>;
     .reg .b32 %r<6>;
     .reg .f32 %f<2>;
     .reg .b16 %h<2>;
     .reg .b64 %rd<16>;
-    .reg .f64 %fd<10>;
+    .reg .f64 %fd<12>;
 
     ld.param.u64 %rd1, [out];
     ld.param.u64 %rd2, [ref];
     ld.param.u64 %rd3, [n];
     ld.param.f64 %fd1, [bound];
+    ld.param.f64 %fd10, [rounding];
     ld.param.u64 %rd4, [sums];
     cvta.to.global.u64 %rd1, %rd1;
     cvta.to.global.u64 %rd2, %rd2;
@@ -71,7 +72,9 @@ LOOP:
     testp.finite.f64 %p2, %fd5;
     @!%p2 add.u64 %rd7, %rd7, 1;
     @%p2 max.f64 %fd4, %fd4, %fd8;
-    setp.gtu.f64 %p3, %fd8, %fd1;
+    abs.f64 %fd9, %fd6;
+    fma.rn.f64 %fd9, %fd9, %fd10, %fd1;
+    setp.gtu.f64 %p3, %fd8, %fd9;
     @%p3 add.u64 %rd8, %rd8, 1;
     @%p3 min.u64 %rd9, %rd9, %rd5;
     add.s64 %rd5, %rd5, %rd6;
@@ -93,10 +96,12 @@ END:
 "#;
 
 /// The output types the kernel reads: (entry, load of element %rd10 as f64 into %fd5).
-const TYPES: [(&str, u32, &str); 3] = [
+const TYPES: [(&str, u32, &str); 4] = [
     ("lab_compare_f32", 2, "ld.global.nc.f32 %f1, [%rd10];\n    cvt.f64.f32 %fd5, %f1;"),
     ("lab_compare_s32", 2, "ld.global.nc.s32 %r5, [%rd10];\n    cvt.rn.f64.s32 %fd5, %r5;"),
     ("lab_compare_f16", 1, "ld.global.nc.b16 %h1, [%rd10];\n    cvt.f32.f16 %f1, %h1;\n    cvt.f64.f32 %fd5, %f1;"),
+    // bf16 is fp32's upper half (cvt.f32.bf16 needs sm_90's PTX).
+    ("lab_compare_bf16", 1, "ld.global.nc.u16 %r5, [%rd10];\n    shl.b32 %r5, %r5, 16;\n    mov.b32 %f1, %r5;\n    cvt.f64.f32 %fd5, %f1;"),
 ];
 
 /// The module's text: the header, then one entry per output type.
@@ -108,7 +113,7 @@ pub fn ptx() -> String {
     text
 }
 
-/// An output type the kernel reads: fp32, s32 or fp16.
+/// An output type the kernel reads: fp32, s32, fp16 or bf16.
 pub trait Element: DeviceRepr {
     const ENTRY: &'static str;
 }
@@ -123,6 +128,10 @@ impl Element for i32 {
 
 impl Element for half::f16 {
     const ENTRY: &'static str = "lab_compare_f16";
+}
+
+impl Element for half::bf16 {
+    const ENTRY: &'static str = "lab_compare_bf16";
 }
 
 /// What one comparison found (the kernel's sums).
@@ -158,8 +167,16 @@ impl Compare {
     }
 
     /// Compares `out` with `reference` (the same length) and counts the elements off by more
-    /// than `bound`; waits for the result.
-    pub fn run<T: Element>(&mut self, gpu: &Gpu, out: &CudaSlice<T>, reference: &CudaSlice<f64>, bound: f64) -> Result<Sums> {
+    /// than `bound` plus `rounding` times the reference element (the share of its value a 16-bit
+    /// output's rounding may move it, as the CPU's check allows); waits for the result.
+    pub fn run<T: Element>(
+        &mut self,
+        gpu: &Gpu,
+        out: &CudaSlice<T>,
+        reference: &CudaSlice<f64>,
+        bound: f64,
+        rounding: f64,
+    ) -> Result<Sums> {
         assert_eq!(out.len(), reference.len(), "an output and its reference differ in length");
         let func = &self.funcs.iter().find(|(n, _)| *n == T::ENTRY).expect("one entry per Element").1;
         gpu.stream.memcpy_htod(&[0, 0, 0, 0, 0, u64::MAX], &mut self.sums)?;
@@ -170,9 +187,9 @@ impl Compare {
         let blocks = (gpu.info.sms * BLOCKS_PER_SM).min(n.div_ceil(THREADS as u64).max(1) as u32);
         let cfg = LaunchConfig { grid_dim: (blocks, 1, 1), block_dim: (THREADS, 1, 1), shared_mem_bytes: 0 };
         let mut b = gpu.stream.launch_builder(func);
-        b.arg(&o).arg(&r).arg(&n).arg(&bound).arg(&s);
+        b.arg(&o).arg(&r).arg(&n).arg(&bound).arg(&rounding).arg(&s);
         // SAFETY: the kernel reads n elements of T at `out` and n doubles at `reference`
-        // (both hold n), and updates the six 8-byte sums at `sums`.
+        // (both hold n), and updates the six 8-byte sums at `sums`; bound and rounding are f64s.
         unsafe { b.launch(cfg) }?;
         drop((_o, _r, _s));
         let v = gpu.stream.clone_dtoh(&self.sums)?;

@@ -86,7 +86,8 @@ impl GemmReference {
             }
             GemmReference::Device { product, ref2, compare } => {
                 let elements = out.len();
-                let sums = compare.run(gpu, out, product, verify::element_bound(precision, *ref2, elements))?;
+                let bound = verify::element_bound(precision, *ref2, elements);
+                let sums = compare.run(gpu, out, product, bound, precision.rounding())?;
                 let first = match sums.first_beyond {
                     Some(i) => {
                         let got = gpu.stream.clone_dtoh(&out.slice(i..i + 1))?[0].into();
