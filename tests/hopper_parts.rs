@@ -47,6 +47,7 @@ fn precision(family: &str) -> Option<&'static str> {
         "fp8" => "lab_fp8<",
         "fp8_e5m2" => "lab_fp8_e5m2<",
         "linear_fp16" => "lab_fp16,",
+        "linear_bf16" => "lab_bf16,",
         _ => return None,
     })
 }

@@ -1,4 +1,4 @@
-/* The arguments of the GEMM families (sgemm, fp16, bf16, tf32, int8, fp8, fp8_e5m2, linear_fp16), passed by value. Plain C: nvcc, NVRTC, libclang. */
+/* The arguments of the GEMM families (sgemm, fp16, bf16, tf32, int8, fp8, fp8_e5m2, linear_fp16, linear_bf16), passed by value. Plain C: nvcc, NVRTC, libclang. */
 #pragma once
 #include "lab_base.h"
 

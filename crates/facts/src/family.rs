@@ -26,6 +26,7 @@ pub enum FamilyId {
     Fp8,
     Fp8E5m2,
     LinearFp16,
+    LinearBf16,
     Peak,
 }
 
@@ -112,7 +113,7 @@ pub enum Protocol {
 
 /// Every family, in the order tables list them: its id, name, role, launch protocol and storage.
 /// A family of a known protocol is its row here, its folder in csrc/ and its measure module.
-const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 21] = {
+const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 22] = {
     use Protocol as P;
     use Storage::{Bf16, Fp16, Fp32};
     [
@@ -136,6 +137,7 @@ const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 21] = {
         (FamilyId::Fp8, "fp8", Role::Gemm(GemmInput::Fp8), P::TensorCore, Fp32),
         (FamilyId::Fp8E5m2, "fp8_e5m2", Role::GemmOf(GemmInput::Fp8), P::TensorCore, Fp32),
         (FamilyId::LinearFp16, "linear_fp16", Role::GemmOf(GemmInput::Fp16), P::TensorCore, Fp32),
+        (FamilyId::LinearBf16, "linear_bf16", Role::GemmOf(GemmInput::Bf16), P::TensorCore, Fp32),
         (FamilyId::Peak, "peak", Role::ComputePeak, P::Peak, Fp32),
     ]
 };

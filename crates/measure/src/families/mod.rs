@@ -144,6 +144,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &tensor::FP8,
         &tensor::FP8_E5M2,
         &tensor::LINEAR_FP16,
+        &tensor::LINEAR_BF16,
         &peak::Peak,
     ]
 }

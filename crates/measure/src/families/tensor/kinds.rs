@@ -232,3 +232,24 @@ impl Kind for LinearFp16 {
     }
     const EPILOGUE: Option<Epilogue> = Some(Epilogue { alpha: 0.75, beta: 0.5 });
 }
+
+static LINEAR_BF16_INFO: FamilyInfo =
+    info(FamilyId::LinearBf16, "cuBLASLt bf16 GELU_BIAS (heuristic's first)", Precision::Bf16Storage, SheetPrecision::Bf16F32Acc);
+
+/// linear_fp16 in bf16: C (bf16) = GELU(alpha·A·B + beta·C_in + bias), the tolerance bf16 storage's.
+pub struct LinearBf16;
+impl Kind for LinearBf16 {
+    type In = bf16;
+    type Out = bf16;
+    fn info() -> &'static FamilyInfo {
+        &LINEAR_BF16_INFO
+    }
+    const IN: cudaDataType_t = cudaDataType_t::CUDA_R_16BF;
+    const OUT: cudaDataType_t = cudaDataType_t::CUDA_R_16BF;
+    const TMA: TmaElement = TmaElement::Bf16;
+    const LT_DEFAULT: bool = true;
+    fn draw(len: usize, seed: u64) -> (Vec<bf16>, Vec<f32>) {
+        Bf16::draw(len, seed)
+    }
+    const EPILOGUE: Option<Epilogue> = LinearFp16::EPILOGUE;
+}

@@ -2,8 +2,8 @@
 //! `fp16` (fp16 inputs, fp32 output and compute), `bf16` (likewise), `tf32` (fp32 inputs, tf32
 //! compute, fp32 output), `int8` (s8 inputs, s32 output and compute), `fp8` (e4m3 inputs, fp32
 //! output and compute) and `fp8_e5m2` (A e5m2, B e4m3, as fp8): row-major C = A·B. And
-//! `linear_fp16`, a linear layer's GEMM with its epilogue fused: C (fp16) = GELU(alpha·A·B +
-//! beta·C_in + bias), C_in and bias in fp16 (`kinds::Epilogue`).
+//! `linear_fp16` and `linear_bf16`, a linear layer's GEMM with its epilogue fused: C = GELU(alpha·A·B
+//! + beta·C_in + bias), C_in, bias and C in the inputs' 16-bit type (`kinds::Epilogue`).
 //! Shape: [m, n, k]. Work: 2mnk operations; A and B read once, C written once.
 //!
 //! Inputs are drawn at random and made exact in the input type; the f64 reference multiplies
@@ -16,7 +16,7 @@ use std::marker::PhantomData;
 
 use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 
-use self::kinds::{Bf16, Fp16, Fp8, Fp8E5m2, Int8, Kind, LinearFp16, Tf32};
+use self::kinds::{Bf16, Fp16, Fp8, Fp8E5m2, Int8, Kind, LinearBf16, LinearFp16, Tf32};
 use super::gemm_reference::GemmReference;
 use super::inputs::poison;
 use super::pitched::pitched;
@@ -44,6 +44,7 @@ pub static INT8: MmaGemm<Int8> = MmaGemm(PhantomData);
 pub static FP8: MmaGemm<Fp8> = MmaGemm(PhantomData);
 pub static FP8_E5M2: MmaGemm<Fp8E5m2> = MmaGemm(PhantomData);
 pub static LINEAR_FP16: MmaGemm<LinearFp16> = MmaGemm(PhantomData);
+pub static LINEAR_BF16: MmaGemm<LinearBf16> = MmaGemm(PhantomData);
 
 impl<K: Kind> Family for MmaGemm<K> {
     fn info(&self) -> &'static FamilyInfo {
