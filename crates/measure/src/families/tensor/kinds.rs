@@ -66,7 +66,7 @@ impl Epilogue {
         0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
     }
 
-    /// The reference of element (row, col), `ab` its product, `c_in` and `bias` exact values.
+    /// An element's reference from its product `ab` and the exact values of its C_in and bias.
     pub fn apply(&self, ab: f64, c_in: f64, bias: f64) -> f64 {
         Self::gelu(self.alpha as f64 * ab + self.beta as f64 * c_in + bias)
     }
