@@ -55,7 +55,7 @@ sanitize() {
     local shapes="memory:4100 l2:4112 reduce:4100 transpose:67x129 sgemm:67x45x33+67x45x777 fp16:67x45x777+67x44x777+67x48x784+67x128x784
         bf16:67x45x777+67x44x777+67x128x784 tf32:67x45x777+67x44x777+67x48x784 int8:67x45x777+67x44x777+67x48x784
         fp8:67x45x777+67x44x777+67x128x784 fp8_e5m2:67x45x777+67x44x777+67x128x784 linear_fp16:67x45x777+67x44x777+67x128x784
-        linear_bf16:67x45x777+67x44x777+67x128x784
+        linear_bf16:67x45x777+67x44x777+67x128x784 conv_fp16:3x23x19x3-17x7x7-s2+2x9x9x5-33x3x3-s3-p0+4x15x15x64-72x1x1-s2
         peak:300" f
     for f in "$@"; do
         [[ " $(sed 's/:[^ ]*//g' <<<"$shapes" | tr -s ' \n' ' ') " == *" $f "* ]] || { echo "sanitize: no family '$f' here (a renamed one? csrc/renames.toml)"; return 2; }

@@ -174,6 +174,25 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn convolutions_verify_at_odd_shapes_and_through_the_device_reference() {
+    // Channels off the 16-byte runs (the stem's 3, 5), strided and unpadded windows, an image
+    // smaller than the filter's reach, and one above 2^30 multiply-adds, whose reference is the
+    // GPU's sum of tap GEMMs anchored to the CPU's sample; cuDNN alike, where it is installed.
+    let sizes = ["3x23x19x3-17x7x7-s2", "2x9x9x5-33x3x3-s3-p0", "1x2x3x8-8x3x3", "4x15x15x64-72x1x1-s2", "32x56x56x64-64x3x3"];
+    let opts = Options { filter: Some("conv_fp16".into()), sizes: sizes.map(String::from).to_vec(), fuzz: Some(6), ..Options::default() };
+    let entries = run(&opts, 5);
+    assert_eq!(entries.iter().filter(|e| e.kind == Kind::Variant && e.status == Status::Ok).count(), sizes.len() + 6);
+    for e in &entries {
+        match e.status {
+            Status::Ok => assert!(e.verify.as_ref().unwrap().passed()),
+            Status::Skipped => assert!(e.kind == Kind::Baseline && e.reason.as_ref().is_some_and(|r| r.contains("cuDNN")), "{e:?}"),
+            Status::Failed => panic!("{} {}: {:?}", e.variant, e.shape, e.reason),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn timing_gives_a_rate_and_checks_again() {
     let opts = Options {
         filter: Some("memory_03_stream_vec4_copy".into()),

@@ -2,8 +2,9 @@
 
 use kernel_lab::facts::launch::{Grid, Params};
 use kernel_lab::gpu::registry::{self, VariantSpec};
+use kernel_lab::measure::families::conv_shape::ConvShape;
 use kernel_lab::measure::families::inputs::{random_f32, seed_for};
-use kernel_lab::measure::families::{self, can_implement, gemm_reference::full_product, Family, Shape};
+use kernel_lab::measure::families::{self, can_implement, gemm_reference::full_product, Family, Shape, Shapes};
 
 fn all() -> &'static [VariantSpec] {
     registry::all().expect("`cargo build` writes the kernel set")
@@ -428,15 +429,26 @@ fn fuzzed_shapes_stay_in_bounds_and_reach_the_edges() {
     for f in families::all() {
         let shapes: Vec<Shape> = (0..300).map(|_| f.fuzz_shape(&mut rng)).collect();
         for s in &shapes {
-            let text = s.0.iter().map(u64::to_string).collect::<Vec<_>>().join("x");
-            assert!(f.info().shapes.parse(&text).is_ok(), "{} {s}", f.info().name());
-            assert!(s.0.iter().all(|&d| d >= 1), "{} {s}", f.info().name());
+            // A convolution is written in its own syntax, which its label is.
+            let text = match f.info().shapes {
+                Shapes::Conv => f.info().shapes.label(s),
+                _ => s.0.iter().map(u64::to_string).collect::<Vec<_>>().join("x"),
+            };
+            assert_eq!(f.info().shapes.parse(&text).as_ref(), Ok(s), "{} {s}", f.info().name());
+            let dims = f.info().shapes.dims();
+            assert!(s.0.iter().zip(dims).all(|(&d, name)| d >= 1 || *name == "pad"), "{} {s}: only padding may be 0", f.info().name());
         }
         if f.info().name() == "sgemm" {
             assert!(shapes.iter().any(|s| s.0.contains(&1)), "a dimension of 1");
             assert!(shapes.iter().any(|s| s.0[1] % 2 == 1 && s.0[2] % 2 == 1), "odd rows of A and B");
             assert!(shapes.iter().any(|s| s.0.iter().any(|d| [127, 129, 255, 257].contains(d))), "a tile size +-1");
             assert!(shapes.iter().all(|s| s.0.iter().product::<u64>() <= 1 << 26), "the whole product stays the reference");
+        }
+        if f.info().shapes == Shapes::Conv {
+            let convs: Vec<ConvShape> = shapes.iter().map(ConvShape::of).collect();
+            assert!(convs.iter().any(|c| c.c % 8 != 0) && convs.iter().any(|c| c.c % 8 == 0), "channels with and without 16-byte runs");
+            assert!(convs.iter().any(|c| c.stride > 1 && c.pad == 0 && c.r > 1), "strided, unpadded windows");
+            assert!(convs.iter().all(|c| c.gemm().iter().product::<u64>() <= 1 << 26), "the whole output stays the reference");
         }
     }
 }

@@ -16,6 +16,7 @@
 #include "lab_layernorm.h"
 #include "lab_layernorm_bwd.h"
 #include "lab_gemm.h"
+#include "lab_conv.h"
 #include "lab_peak.h"
 
 #endif

@@ -27,6 +27,7 @@ pub enum FamilyId {
     Fp8E5m2,
     LinearFp16,
     LinearBf16,
+    ConvFp16,
     Peak,
 }
 
@@ -48,6 +49,9 @@ pub enum Role {
     /// epilogue fused): against its own vendor baseline and the compute peak of its rate, but
     /// neither priced by `advise` nor swept for alignment.
     GemmOf(GemmInput),
+    /// A convolution on inputs of that precision against cuDNN's: what `advise` prices a
+    /// network's convolutions at, shape by shape.
+    Conv(GemmInput),
     /// Another memory-bound kernel (a reduction, a transpose, a softmax, a layer norm), judged
     /// against the DRAM ceiling.
     MemoryBound,
@@ -108,12 +112,13 @@ pub enum Protocol {
     LayerNormBwd,
     Sgemm,
     TensorCore,
+    Conv,
     Peak,
 }
 
 /// Every family, in the order tables list them: its id, name, role, launch protocol and storage.
 /// A family of a known protocol is its row here, its folder in csrc/ and its measure module.
-const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 22] = {
+const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 23] = {
     use Protocol as P;
     use Storage::{Bf16, Fp16, Fp32};
     [
@@ -138,6 +143,7 @@ const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 22] = {
         (FamilyId::Fp8E5m2, "fp8_e5m2", Role::GemmOf(GemmInput::Fp8), P::TensorCore, Fp32),
         (FamilyId::LinearFp16, "linear_fp16", Role::GemmOf(GemmInput::Fp16), P::TensorCore, Fp32),
         (FamilyId::LinearBf16, "linear_bf16", Role::GemmOf(GemmInput::Bf16), P::TensorCore, Fp32),
+        (FamilyId::ConvFp16, "conv_fp16", Role::Conv(GemmInput::Fp16), P::Conv, Fp32),
         (FamilyId::Peak, "peak", Role::ComputePeak, P::Peak, Fp32),
     ]
 };
@@ -167,7 +173,7 @@ impl FamilyId {
     }
 
     /// How its kernels store elements: fp32 but for the fp16 and bf16 row-wise families (a GEMM
-    /// family's inputs are its role's precision).
+    /// or convolution family's inputs are its role's precision).
     pub fn storage(self) -> Storage {
         self.row().4
     }

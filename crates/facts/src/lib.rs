@@ -11,6 +11,7 @@
 //! - [`kernels`]: the compiled kernel set (`kernels.json` beside the fatbins) and where to find it
 //! - [`build`]: what the build script does: nvcc over the manifests, the kernel set, provenance
 //! - [`sheet`]: the published spec sheet of the GPUs `advise` ranks (dense rates)
+//! - [`networks`]: ResNet-50's convolutions, which the conv family runs and `advise` prices
 //! - [`renames`]: retired family and variant names and what replaced them, for reading old results
 
 pub mod arch;
@@ -21,6 +22,7 @@ pub mod hopper;
 pub mod kernels;
 pub mod launch;
 pub mod manifest;
+pub mod networks;
 pub mod renames;
 pub mod resources;
 pub mod sheet;

@@ -13,12 +13,21 @@ use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut};
 use super::device::Gpu;
 use crate::error::{LabError, Result};
 
-/// The cuDNN 9 libraries a legacy-API call needs, dependencies first; cudarc's later load of
-/// `libcudnn.so.9` by name finds the main one already loaded.
-const WHEEL_LIBS: [&str; 3] = ["libcudnn_graph.so.9", "libcudnn_ops.so.9", "libcudnn.so.9"];
+/// The cuDNN 9 libraries a legacy-API call needs, dependencies first (the convolutions' run on
+/// the graph API's engines); cudarc's later load of `libcudnn.so.9` by name finds the main one
+/// already loaded. One that does not load is passed over: its calls then fail with cuDNN's reason.
+const WHEEL_LIBS: [&str; 7] = [
+    "libcudnn_graph.so.9",
+    "libcudnn_engines_precompiled.so.9",
+    "libcudnn_engines_runtime_compiled.so.9",
+    "libcudnn_heuristic.so.9",
+    "libcudnn_ops.so.9",
+    "libcudnn_cnn.so.9",
+    "libcudnn.so.9",
+];
 
 /// Where cuDNN was found, or why it was not.
-fn loaded() -> &'static std::result::Result<(), String> {
+pub(crate) fn loaded() -> &'static std::result::Result<(), String> {
     static FOUND: OnceLock<std::result::Result<(), String>> = OnceLock::new();
     FOUND.get_or_init(|| {
         // SAFETY: dlopen of libcudnn by its usual names; it stays loaded for the process.
@@ -67,7 +76,7 @@ fn wheel_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-fn dnn_err(e: cudarc::cudnn::CudnnError) -> LabError {
+pub(crate) fn dnn_err(e: cudarc::cudnn::CudnnError) -> LabError {
     LabError::Cudnn(format!("{e:?}"))
 }
 

@@ -44,4 +44,5 @@ abi!(
     lab_gemm_tc_args,
     lab_gemm_tma_args,
     lab_pad_args,
+    lab_conv_args,
 );

@@ -328,6 +328,43 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
+pub struct lab_conv_args {
+    pub src: lab_dptr,
+    pub filter: lab_dptr,
+    pub dst: lab_dptr,
+    pub n: i32,
+    pub h: i32,
+    pub w: i32,
+    pub c: i32,
+    pub k: i32,
+    pub r: i32,
+    pub s: i32,
+    pub stride: i32,
+    pub pad: i32,
+    pub p: i32,
+    pub q: i32,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of lab_conv_args"][::std::mem::size_of::<lab_conv_args>() - 72usize];
+    ["Alignment of lab_conv_args"][::std::mem::align_of::<lab_conv_args>() - 8usize];
+    ["Offset of field: lab_conv_args::src"][::std::mem::offset_of!(lab_conv_args, src) - 0usize];
+    ["Offset of field: lab_conv_args::filter"][::std::mem::offset_of!(lab_conv_args, filter) - 8usize];
+    ["Offset of field: lab_conv_args::dst"][::std::mem::offset_of!(lab_conv_args, dst) - 16usize];
+    ["Offset of field: lab_conv_args::n"][::std::mem::offset_of!(lab_conv_args, n) - 24usize];
+    ["Offset of field: lab_conv_args::h"][::std::mem::offset_of!(lab_conv_args, h) - 28usize];
+    ["Offset of field: lab_conv_args::w"][::std::mem::offset_of!(lab_conv_args, w) - 32usize];
+    ["Offset of field: lab_conv_args::c"][::std::mem::offset_of!(lab_conv_args, c) - 36usize];
+    ["Offset of field: lab_conv_args::k"][::std::mem::offset_of!(lab_conv_args, k) - 40usize];
+    ["Offset of field: lab_conv_args::r"][::std::mem::offset_of!(lab_conv_args, r) - 44usize];
+    ["Offset of field: lab_conv_args::s"][::std::mem::offset_of!(lab_conv_args, s) - 48usize];
+    ["Offset of field: lab_conv_args::stride"][::std::mem::offset_of!(lab_conv_args, stride) - 52usize];
+    ["Offset of field: lab_conv_args::pad"][::std::mem::offset_of!(lab_conv_args, pad) - 56usize];
+    ["Offset of field: lab_conv_args::p"][::std::mem::offset_of!(lab_conv_args, p) - 60usize];
+    ["Offset of field: lab_conv_args::q"][::std::mem::offset_of!(lab_conv_args, q) - 64usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
 pub struct lab_peak_args {
     pub out: lab_dptr,
     pub inputs: lab_dptr,

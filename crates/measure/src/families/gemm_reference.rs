@@ -48,15 +48,21 @@ impl GemmReference {
         if (m as u64) * (n as u64) * (k as u64) <= FULL_REFERENCE_MAX {
             return Ok(GemmReference::Host(full_product(a, b, m, n, k)));
         }
-        let product = device_product(gpu, a, b, [m, n, k])?;
-        let host = gpu.stream.clone_dtoh(&product)?;
+        // SAFETY: the first product writes every element (accumulate = false).
+        let mut product = unsafe { gpu.stream.alloc::<f64>(m * n) }?;
+        device_product(gpu, a, b, [m, n, k], &mut product, false)?;
         let (idx, want) = sample(a, b, m, n, k, seed);
+        GemmReference::anchored(gpu, product, &idx, &want, &format!("{m}x{n}x{k}"))
+    }
+
+    /// A reference the GPU computed, held to the CPU's f64 values `want` at elements `idx`: both
+    /// are f64 sums of the same exact products in other orders, so they agree to ANCHOR of the
+    /// sample's RMS, and a wrong device reference fails here, naming `what` it was of.
+    pub fn anchored(gpu: &Gpu, product: CudaSlice<f64>, idx: &[usize], want: &[f64], what: &str) -> Result<GemmReference> {
+        let host = gpu.stream.clone_dtoh(&product)?;
         let rms = (want.iter().map(|w| w * w).sum::<f64>() / want.len() as f64).sqrt();
-        if let Some((i, w)) = idx.iter().zip(&want).find(|(&i, &w)| (host[i] - w).abs() > ANCHOR * rms || host[i].is_nan()) {
-            return Err(LabError::Usage(format!(
-                "the GPU's f64 reference disagrees with the CPU's at element {i} of {m}x{n}x{k}: {:e} against {w:e}",
-                host[*i]
-            )));
+        if let Some((i, w)) = idx.iter().zip(want).find(|(&i, &w)| (host[i] - w).abs() > ANCHOR * rms || host[i].is_nan()) {
+            return Err(LabError::Usage(format!("the GPU's f64 reference disagrees with the CPU's at element {i} of {what}: {:e} against {w:e}", host[*i])));
         }
         let ref2 = host.iter().map(|x| x * x).sum();
         Ok(GemmReference::Device { product, ref2, compare: Compare::new(gpu)? })
@@ -114,18 +120,18 @@ fn to_device_f64(gpu: &Gpu, host: &[f32]) -> Result<CudaSlice<f64>> {
     Ok(dev)
 }
 
-/// Row-major A·B in f64 on the GPU. Row-major C = A·B is column-major C^T = B^T·A^T: cuBLAS gets
-/// B first, with m and n swapped.
-fn device_product(gpu: &Gpu, a: &[f32], b: &[f32], [m, n, k]: [usize; 3]) -> Result<CudaSlice<f64>> {
+/// Row-major A·B in f64 on the GPU, into `c` (m x n), or added to it with `accumulate`. Row-major
+/// C = A·B is column-major C^T = B^T·A^T: cuBLAS gets B first, with m and n swapped.
+pub fn device_product(gpu: &Gpu, a: &[f32], b: &[f32], [m, n, k]: [usize; 3], c: &mut CudaSlice<f64>, accumulate: bool) -> Result<()> {
     let (a, b) = (to_device_f64(gpu, a)?, to_device_f64(gpu, b)?);
-    // SAFETY: the DGEMM below writes every element (beta = 0).
-    let mut c = unsafe { gpu.stream.alloc::<f64>(m * n) }?;
     let (m, n, k) = (m as i32, n as i32, k as i32);
-    let cfg = GemmConfig { transa: CUBLAS_OP_N, transb: CUBLAS_OP_N, m: n, n: m, k, alpha: 1.0f64, lda: n, ldb: k, beta: 0.0, ldc: n };
-    // SAFETY: the buffers hold k*n, m*k and m*n doubles, matching cfg's shapes and strides.
-    unsafe { gpu.blas()?.gemm(cfg, &b, &a, &mut c) }?;
+    let beta = if accumulate { 1.0 } else { 0.0 };
+    let cfg = GemmConfig { transa: CUBLAS_OP_N, transb: CUBLAS_OP_N, m: n, n: m, k, alpha: 1.0f64, lda: n, ldb: k, beta, ldc: n };
+    // SAFETY: the buffers hold k*n, m*k and m*n doubles, matching cfg's shapes and strides; c is
+    // read only with accumulate, when an earlier product wrote it.
+    unsafe { gpu.blas()?.gemm(cfg, &b, &a, c) }?;
     gpu.sync()?;
-    Ok(c)
+    Ok(())
 }
 
 /// The CPU's f64 sample: random elements, and every element of the last row and the last

@@ -2,6 +2,8 @@
 //! its declared work, its ceiling, and how a case is prepared (inputs, the f64 reference, the
 //! launches of its kernels and of its vendor baseline, the check).
 
+pub mod conv;
+pub mod conv_shape;
 pub mod gemm_reference;
 pub mod inputs;
 pub mod l2;
@@ -145,6 +147,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &tensor::FP8_E5M2,
         &tensor::LINEAR_FP16,
         &tensor::LINEAR_BF16,
+        &conv::CONV_FP16,
         &peak::Peak,
     ]
 }

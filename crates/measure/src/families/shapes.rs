@@ -6,6 +6,8 @@ use std::fmt;
 
 use rand::{Rng, RngExt};
 
+use super::conv_shape::{self, ConvShape};
+
 /// A problem size: the family names its dimensions (m, n, k; or n for arrays).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape(pub Vec<u64>);
@@ -29,6 +31,9 @@ pub enum Shapes {
     Matrix,
     /// [tasks]: a positive count.
     Count,
+    /// [n, h, w, c, k, r, stride, pad]: a convolution, `NxHxWxC-KxRxR[-sSTRIDE][-pPAD]`
+    /// (`conv_shape`).
+    Conv,
 }
 
 const MAX_DIM: u64 = 1 << 24;
@@ -43,6 +48,7 @@ impl Shapes {
             Shapes::Gemm => &["m", "n", "k"],
             Shapes::Matrix => &["rows", "cols"],
             Shapes::Count => &["tasks"],
+            Shapes::Conv => &conv_shape::DIMS,
         }
     }
 
@@ -84,6 +90,7 @@ impl Shapes {
                 Ok(Shape(dims))
             }
             Shapes::Count => Ok(Shape(vec![parse_count(text, "task count")?])),
+            Shapes::Conv => ConvShape::parse(text).map(|s| s.shape()),
         }
     }
 
@@ -102,6 +109,7 @@ impl Shapes {
             },
             Shapes::Matrix => Shape(vec![fuzz_dim(rng, 4096), fuzz_odd(rng, 4096)]),
             Shapes::Count => Shape(vec![fuzz_dim(rng, 1 << 13)]),
+            Shapes::Conv => ConvShape::fuzz(rng).shape(),
         }
     }
 
@@ -109,6 +117,7 @@ impl Shapes {
     pub fn label(self, shape: &Shape) -> String {
         match self {
             Shapes::Bytes { .. } => bytes_label(shape.0[0]),
+            Shapes::Conv => ConvShape::of(shape).label(),
             _ => shape.to_string(),
         }
     }

@@ -1,0 +1,100 @@
+//! The conv family's reference on the host: the tap-by-tap GEMMs the device reference sums are the
+//! convolution the CPU computes directly, at shapes whose padding, stride and channel counts differ;
+//! a convolution computed with the filter flipped, or the padding on one side, fails the check; and
+//! ResNet-50's table is what the suite and `advise` read.
+
+use kernel_lab::facts::networks::RESNET50;
+use kernel_lab::measure::families::conv::{direct, tap, CONV_FP16};
+use kernel_lab::measure::families::conv_shape::ConvShape;
+use kernel_lab::measure::families::gemm_reference::full_product;
+use kernel_lab::measure::families::Family;
+use kernel_lab::measure::verify;
+use kernel_lab::schema::check::Precision;
+
+fn inputs(s: &ConvShape) -> (Vec<f32>, Vec<f32>) {
+    // Small integers: every product and sum exact in f64, so the two orders agree bit for bit.
+    let x = (0..s.input_elements()).map(|i| ((i * 7 + 3) % 11) as f32 - 5.0).collect();
+    let f = (0..s.filter_elements()).map(|i| ((i * 5 + 1) % 9) as f32 - 4.0).collect();
+    (x, f)
+}
+
+#[test]
+fn the_taps_sum_to_the_convolution() {
+    for text in ["2x9x7x3-5x3x3", "1x11x11x5-4x5x5-s2-p0", "3x8x8x16-8x1x1-s2", "1x7x7x3-2x7x7-s2"] {
+        let s = ConvShape::parse(text).unwrap();
+        let (x, f) = inputs(&s);
+        let [pixels, k, _] = s.gemm().map(|d| d as usize);
+        let mut sum = vec![0.0f64; pixels * k];
+        for t in 0..(s.r * s.r) as usize {
+            let (a, b) = tap(&s, &x, &f, t);
+            for (acc, v) in sum.iter_mut().zip(full_product(&a, &b, pixels, k, s.c as usize)) {
+                *acc += v;
+            }
+        }
+        assert_eq!(sum, direct(&s, &x, &f), "{text}");
+    }
+}
+
+#[test]
+fn the_direct_convolution_is_a_convolution() {
+    // One image of 3 x 3, one channel, a 3 x 3 filter of ones with same padding: each output is
+    // the sum of its pixel's neighbours; the centre sees all nine.
+    let s = ConvShape::parse("1x3x3x1-1x3x3").unwrap();
+    let x: Vec<f32> = (1..=9).map(|v| v as f32).collect();
+    let out = direct(&s, &x, &[1.0; 9]);
+    assert_eq!(out, vec![12.0, 21.0, 16.0, 27.0, 45.0, 33.0, 24.0, 39.0, 28.0]);
+    // Stride 2, no padding, on 5 x 5: the outputs are the windows at (0, 0), (0, 2), (2, 0), (2, 2).
+    let s = ConvShape::parse("1x5x5x1-1x3x3-s2-p0").unwrap();
+    let x: Vec<f32> = (0..25).map(|v| v as f32).collect();
+    let centre = [6.0, 8.0, 16.0, 18.0];
+    assert_eq!(direct(&s, &x, &[1.0; 9]), centre.iter().map(|c| 9.0 * c).collect::<Vec<f64>>());
+}
+
+#[test]
+fn a_flipped_filter_or_lopsided_padding_fails_the_check() {
+    let s = ConvShape::parse("2x9x9x8-4x3x3").unwrap();
+    let (x, f) = inputs(&s);
+    let want = direct(&s, &x, &f);
+    let pass = |got: &[f64]| {
+        let got: Vec<f32> = got.iter().map(|&v| v as f32).collect();
+        verify::check(&got, want.len(), &|i| (i, want[i]), Precision::Fp16Storage).passed()
+    };
+    assert!(pass(&want));
+    // The filter flipped (convolution proper, not the cross-correlation frameworks compute).
+    let (r, c, k) = (3usize, 8usize, 4usize);
+    let flipped: Vec<f32> = (0..f.len())
+        .map(|i| {
+            let (o, rest) = (i / (r * r * c), i % (r * r * c));
+            let (t, ch) = (rest / c, rest % c);
+            f[o * r * r * c + (r * r - 1 - t) * c + ch]
+        })
+        .collect();
+    assert_eq!(flipped.len(), k * r * r * c);
+    assert!(!pass(&direct(&s, &x, &flipped)));
+    // The padding all on the far side: the window shifted by one pixel.
+    let lopsided = ConvShape { pad: 0, h: 11, w: 11, ..s };
+    let shifted: Vec<f32> = (0..lopsided.input_elements() as usize)
+        .map(|i| {
+            let (img, rest) = (i / (11 * 11 * c), i % (11 * 11 * c));
+            let (ih, iw, ch) = (rest / (11 * c), rest / c % 11, rest % c);
+            if ih < 9 && iw < 9 {
+                x[((img * 9 + ih) * 9 + iw) * c + ch]
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    assert!(!pass(&direct(&lopsided, &shifted, &f)));
+}
+
+#[test]
+fn the_resnet50_suite_is_the_networks_table_at_batch_256() {
+    let suite = CONV_FP16.suites().into_iter().find(|s| s.name == "resnet50").unwrap();
+    assert_eq!(suite.shapes.len(), RESNET50.len());
+    let stem = ConvShape::of(&suite.shapes[0]);
+    assert_eq!(stem.label(), "256x224x224x3-64x7x7-s2-p3");
+    assert_eq!(stem.gemm(), [256 * 112 * 112, 64, 147]);
+    let work: f64 = suite.shapes.iter().zip(RESNET50).map(|(s, c)| c.count as f64 * CONV_FP16.work(s, None).flops).sum();
+    // 4.1 G multiply-adds an image, 256 images, 2 operations each.
+    assert!((work / (2.0 * 256.0) - 4.09e9).abs() < 0.03e9, "{work}");
+}
