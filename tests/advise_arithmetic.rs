@@ -2,7 +2,8 @@
 //! efficiencies measured GEMMs give (which entries count, median and spread, a GPU measured in
 //! two folders, the pool the unmeasured GPUs take), the element-wise passes at the measured copy
 //! speed, the all-reduce over NCCL's, NVLink's or PCIe's bandwidth, the constraints' edges, the
-//! per-dollar and per-watt figures, and the reasoning lines.
+//! per-dollar and per-watt figures, the reasoning lines, and a network's convolutions priced shape
+//! by shape at cuDNN's measured share on each.
 
 mod common;
 
@@ -11,6 +12,7 @@ use std::path::PathBuf;
 use kernel_lab::analysis::advise::{self, workload, Mode, Precision, Request, Row, Workload};
 use kernel_lab::analysis::store::View;
 use kernel_lab::facts::sheet::{self, Gpu};
+use kernel_lab::measure::families::conv_shape::ConvShape;
 use kernel_lab::measure::families::Shape;
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Kind, Status};
@@ -572,4 +574,55 @@ fn a_range_of_one_number_prints_as_a_dash() {
     assert_eq!(advise::range_text((1.7012, 1.7014), 3), "-");
     assert_eq!(advise::range_text((1.7012, 1.7016), 3), "1.701-1.702");
     assert_eq!(advise::range_text((29.93, 35.69), 2), "29.93-35.69");
+}
+
+/// The fp16 bound of a convolution on `g`, TFLOP/s, from its intensity.
+fn conv_bound(g: &Gpu, s: &ConvShape) -> f64 {
+    let w = s.work(2.0);
+    g.bound(sheet::Precision::Fp16F32Acc, w.flops / (w.bytes_read + w.bytes_written)).unwrap()
+}
+
+#[test]
+fn convolutions_are_priced_shape_by_shape_at_cudnns_share_on_each() {
+    let mut req = request(Workload::Resnet50, Precision::Fp16, 1);
+    let convs = req.workload.convs(req.batch, req.mode, req.precision).unwrap();
+    assert_eq!(convs.len(), 23);
+    assert_eq!(convs.iter().map(|c| c.1).sum::<f64>(), 3.0 * 53.0, "each of the 53 three times in training");
+    // cuDNN on the H100 reaching a share of 0.3 + 0.02 i on shape i; the first shape left out,
+    // the lab's own rung (a variant) and a failed baseline beside them, which do not count.
+    let share = |i: usize| 0.3 + 0.02 * i as f64;
+    let (h100, a100) = (gpu("H100 SXM"), gpu("A100 SXM4 80GB"));
+    let mut entries = Vec::new();
+    for (i, (s, _)) in convs.iter().enumerate().skip(1) {
+        let rate = share(i) * conv_bound(h100, s);
+        entries.push(entry("conv_fp16", Kind::Baseline, Status::Ok, &s.shape().0, Some(rate)));
+        entries.push(entry("conv_fp16", Kind::Variant, Status::Ok, &s.shape().0, Some(10.0 * rate)));
+        entries.push(entry("conv_fp16", Kind::Baseline, Status::Failed, &s.shape().0, Some(10.0 * rate)));
+    }
+    let shares: Vec<f64> = (1..23).map(share).collect();
+    // The shape the H100 lacks takes the median of its own shares (the upper middle of 22).
+    let fill = shares[11];
+    let ms = |g: &Gpu, at: &dyn Fn(usize) -> f64| -> f64 {
+        convs.iter().enumerate().map(|(i, (s, n))| n * s.work(2.0).flops / (conv_bound(g, s) * at(i) * 1e12) * 1e3).sum()
+    };
+    let own = |i: usize| if i == 0 { fill } else { share(i) };
+    let rows = advise::advise(&req, &[view(H100, entries.clone(), None)]);
+    let h = row(&rows, "H100 SXM");
+    assert_eq!(h.basis, "measured here (22 of 23 convolution shapes)");
+    let t = ms(h100, &own);
+    assert!(close(h.step_ms - h.stream_ms, t) && close(h.step_ms_range.0 - h.stream_ms, t), "{h:?}");
+    // The A100, measured nowhere, takes the H100's share on each shape (the pooled median where
+    // no GPU has the shape) at its own bound.
+    let pooled = fill;
+    let a = row(&rows, "A100 SXM4 80GB");
+    assert_eq!(a.basis, "predicted from 1 measured GPU");
+    assert!(close(a.step_ms - a.stream_ms, ms(a100, &|i| if i == 0 { pooled } else { share(i) })), "{a:?}");
+    // Inference runs each convolution once.
+    req.mode = Mode::Infer;
+    let rows = advise::advise(&req, &[view(H100, entries, None)]);
+    let h = row(&rows, "H100 SXM");
+    assert!(close(h.step_ms - h.stream_ms, t / 3.0), "{h:?}");
+    // Without any conv_fp16 entry, the five GEMMs price the step.
+    let rows = advise::advise(&req, &[view(H100, vec![vendor(H100, &[802816, 64, 576], 0.5)], None)]);
+    assert_eq!(row(&rows, "H100 SXM").basis, "measured here (1 GEMM)");
 }

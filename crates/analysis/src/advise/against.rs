@@ -68,7 +68,7 @@ pub struct Check {
 }
 
 /// torch.profiler's categories each part of the model stands for: the GEMMs (ResNet-50's
-/// convolutions are priced as implicit GEMMs, attention as its GEMMs), the passes priced at
+/// convolutions among them, shape by shape or as implicit GEMMs; attention as its GEMMs), the passes priced at
 /// memory speed (element-wise, normalisation, the optimizer's update), and the gaps between
 /// kernels, which the model does not price.
 const PARTS: [(&str, &[&str]); 3] = [

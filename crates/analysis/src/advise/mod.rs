@@ -7,9 +7,11 @@
 //! cudaMemcpy reached, its layer norms at the share the layernorm family's best rung reached
 //! (their backward passes at the layernorm_bwd family's).
 //! GPUs the lab measured use their own efficiencies; the others the measured GPUs' together,
-//! and say so.
+//! and say so. A network's convolutions, where the lab measured cuDNN on them, are priced shape
+//! by shape instead (`convs`).
 
 pub mod against;
+mod convs;
 mod memory;
 pub mod workload;
 
@@ -187,32 +189,46 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         (2.0 * (n - 1.0) / n * params * req.precision.out_bytes() / (busbw * 1e9) * 1e3, Some(how))
     };
     let pooled = Efficiency::of(measured.iter().flat_map(|(_, e)| [e.low, e.median, e.high]).collect());
+    // A network's convolutions, where the lab measured cuDNN on them, shape by shape.
+    let conv_pricing = convs::ConvPricing::new(req, views);
+    // The GEMMs' efficiency on `gpu` and what it stands on.
+    let gemm_basis = |gpu: &Gpu| match measured.iter().find(|(g, _)| g.name == gpu.name) {
+        Some((_, e)) => (Some(*e), format!("measured here ({} GEMM{})", e.entries, if e.entries == 1 { "" } else { "s" })),
+        None => match pooled {
+            Some(e) => {
+                let n = measured.len();
+                (Some(e), format!("predicted from {n} measured GPU{}", if n == 1 { "" } else { "s" }))
+            }
+            None => (None, "the sheet's bound (no GEMM measured in this precision near these shapes)".to_string()),
+        },
+    };
     let mut rows: Vec<Row> = sheet::GPUS
         .iter()
         .filter_map(|gpu| {
-            let bound_s: f64 = gemms
-                .iter()
-                .map(|(s, n)| {
-                    let w = workload::work(s, req.precision);
-                    Some(n * w.flops / (gpu.bound(p, w.flops / (w.bytes_read + w.bytes_written))? * 1e12))
-                })
-                .sum::<Option<f64>>()?;
-            let (eff, basis) = match measured.iter().find(|(g, _)| g.name == gpu.name) {
-                Some((_, e)) => (Some(*e), format!("measured here ({} GEMM{})", e.entries, if e.entries == 1 { "" } else { "s" })),
-                None => match pooled {
-                    Some(e) => {
-                        let n = measured.len();
-                        (Some(e), format!("predicted from {n} measured GPU{}", if n == 1 { "" } else { "s" }))
-                    }
-                    None => (None, "the sheet's bound (no GEMM measured in this precision near these shapes)".to_string()),
-                },
+            // The products: the convolutions shape by shape, else the GEMMs at one efficiency.
+            let (bound_s, (mid_s, low_s, high_s), eff, basis) = match conv_pricing.as_ref().map(|c| c.price(gpu, p)) {
+                Some(c) => {
+                    let c = c?;
+                    (c.bound_s, (c.mid_s, c.low_s, c.high_s), c.efficiency, c.basis)
+                }
+                None => {
+                    let bound_s: f64 = gemms
+                        .iter()
+                        .map(|(s, n)| {
+                            let w = workload::work(s, req.precision);
+                            Some(n * w.flops / (gpu.bound(p, w.flops / (w.bytes_read + w.bytes_written))? * 1e12))
+                        })
+                        .sum::<Option<f64>>()?;
+                    let (eff, basis) = gemm_basis(gpu);
+                    let (mid, lo, hi) = eff.map_or((1.0, 1.0, 1.0), |e| (e.median, e.low, e.high));
+                    (bound_s, (bound_s / mid, bound_s / hi, bound_s / lo), eff, basis)
+                }
             };
-            let (mid, lo, hi) = eff.map_or((1.0, 1.0, 1.0), |e| (e.median, e.low, e.high));
             let norm_time = norm_fwd_bytes / norm_share(gpu) + norm_bwd_bytes / norm_bwd_share(gpu);
             let stream_ms = (stream_bytes / copy_share(gpu) + norm_time) / (gpu.bandwidth_gbs * 1e9) * 1e3;
             let bound_ms = bound_s * 1e3 + (stream_bytes + norm_fwd_bytes + norm_bwd_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
             let (allreduce_ms, link) = allreduce(gpu);
-            let step_ms = bound_s * 1e3 / mid + stream_ms + allreduce_ms;
+            let step_ms = mid_s * 1e3 + stream_ms + allreduce_ms;
             // Samples a second: a step runs `batch` on each GPU.
             let steps = 1e3 / step_ms * req.gpus as f64;
             let memory_gb = req.workload.memory_gb(req.batch, req.precision, req.mode);
@@ -236,7 +252,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 allreduce_ms,
                 link,
                 step_ms,
-                step_ms_range: (bound_s * 1e3 / hi + stream_ms + allreduce_ms, bound_s * 1e3 / lo + stream_ms + allreduce_ms),
+                step_ms_range: (low_s * 1e3 + stream_ms + allreduce_ms, high_s * 1e3 + stream_ms + allreduce_ms),
                 steps_per_s: steps,
                 per_1000_usd: price.map(|pr| steps / (pr * req.gpus as f64) * 1e3),
                 per_w: steps / (gpu.tdp_w as f64 * req.gpus as f64),

@@ -3,7 +3,9 @@
 //! `memory.rs`'s.
 
 use crate::facts::family::{FamilyId, GemmInput};
+use crate::facts::networks::RESNET50;
 use crate::facts::sheet::Precision as Sheet;
+use crate::measure::families::conv_shape::ConvShape;
 use crate::measure::families::sgemm::{gemm_suites, gemm_work};
 use crate::measure::families::shapes::Shapes;
 use crate::measure::families::Shape;
@@ -157,7 +159,7 @@ impl Workload {
             Workload::BertBaseMlm => format!("a BERT-base training step with its MLM head, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs, the head's transform and its projection onto {VOCAB} classes, their element-wise passes and the cross-entropy, forward and backward, and AdamW's update"),
             Workload::BertLarge => format!("a BERT-large training step, {batch} x {SEQ} tokens: 24 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
             Workload::Resnet50 => format!(
-                "a ResNet-50 training step, batch {batch}: its 3x3 convolutions (per stage, one per block) and 32 1x1 convolutions priced as stage 4's, as implicit GEMMs, and its batch norms and ReLUs, forward and backward"
+                "a ResNet-50 training step, batch {batch}: its 53 convolutions (in fp16 at cuDNN's rate on each of their 23 shapes where the lab measured it, else as 5 implicit GEMMs at cuBLAS's efficiency), and its batch norms and ReLUs, forward and backward"
             ),
             Workload::Gemm(s) => format!("one GEMM {}x{}x{}", s.0[0], s.0[1], s.0[2]),
         }
@@ -203,6 +205,18 @@ impl Workload {
                     .collect()
             }
             Workload::Gemm(s) => vec![(s.clone(), 1.0)],
+        }
+    }
+
+    /// The step's convolutions, each distinct shape with how often it runs (training: forward,
+    /// the input's gradient and the filters' gradient), where the lab measures convolutions in
+    /// the workload's precision (the conv family's fp16); None for the rest, which `gemms` prices.
+    pub fn convs(&self, batch: u64, mode: Mode, p: Precision) -> Option<Vec<(ConvShape, f64)>> {
+        match (self, p) {
+            (Workload::Resnet50, Precision::Fp16) => {
+                Some(RESNET50.iter().map(|c| (ConvShape::of_network(c, batch), c.count as f64 * mode.gemm_passes())).collect())
+            }
+            _ => None,
         }
     }
 
