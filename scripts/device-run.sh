@@ -56,6 +56,7 @@ sanitize() {
         bf16:67x45x777+67x44x777+67x128x784 tf32:67x45x777+67x44x777+67x48x784 int8:67x45x777+67x44x777+67x48x784
         fp8:67x45x777+67x44x777+67x128x784 fp8_e5m2:67x45x777+67x44x777+67x128x784 linear_fp16:67x45x777+67x44x777+67x128x784
         linear_bf16:67x45x777+67x44x777+67x128x784 conv_fp16:3x23x19x3-17x7x7-s2+2x9x9x5-33x3x3-s3-p0+4x15x15x64-72x1x1-s2
+        batchnorm_fp16:2x9x7x3+3x5x5x8+2x3x3x2056
         peak:300" f
     for f in "$@"; do
         [[ " $(sed 's/:[^ ]*//g' <<<"$shapes" | tr -s ' \n' ' ') " == *" $f "* ]] || { echo "sanitize: no family '$f' here (a renamed one? csrc/renames.toml)"; return 2; }

@@ -33,12 +33,25 @@ fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
     assert!((n.forward / (12.0 * 16384.0 * 768.0 * 16.0) - 1.0).abs() < 1e-12 && n.dims == [16384, 768], "{n:?}");
     assert!((n.backward / (12.0 * 16384.0 * 768.0 * 24.0) - 1.0).abs() < 1e-12, "{n:?}");
     assert_eq!(Workload::Resnet50.norms(256, Mode::Train), None);
-    // ResNet-50: 9.3M convolution outputs an image, each read and written by batch norm and ReLU.
-    let per_image = 112.0 * 112.0 * 64.0
-        + 56.0 * 56.0 * 64.0
-        + 6.0 * (3.0 * 56.0 * 56.0 * 64.0 + 4.0 * 784.0 * 128.0 + 6.0 * 196.0 * 256.0 + 3.0 * 49.0 * 512.0);
+    // ResNet-50, per image: 11,113,984 convolution outputs, of which the projections' 1,505,280
+    // (56² x 256 + 28² x 512 + 14² x 1024 + 7² x 2048); 5,519,360 block outputs (3, 4, 6 and 3
+    // blocks of those shapes); the stem's 802,816 and the max pool's 200,704. ReLU follows the
+    // 9,608,704 others. Inference: ReLU 4 bytes, the adds 6, the pool 2 + 2.
+    let (relu, blocks, stem, pooled) = (9_608_704.0, 5_519_360.0, 802_816.0, 200_704.0);
+    let infer = 4.0 * relu + 6.0 * blocks + 2.0 * (stem + pooled);
+    let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp16, Mode::Infer).unwrap();
+    assert!((bytes / (256.0 * infer) - 1.0).abs() < 1e-12, "{bytes}");
+    // Training: the pool's int64 indices, the backward passes (ReLU's 6, the gradients' sum 6,
+    // the pool's scatter and zero-fill), and 34 bytes a parameter for the update.
+    let train = infer + 8.0 * pooled + 6.0 * relu + 6.0 * blocks + 10.0 * pooled + 4.0 * stem;
     let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp16, Mode::Train).unwrap();
-    assert!((bytes / (3.0 * 256.0 * per_image * 2.0 * 2.0 * 2.0) - 1.0).abs() < 1e-12 && per_image > 9e6 && per_image < 1e7, "{per_image}");
+    assert!((bytes / (256.0 * train + 25.6e6 * 34.0) - 1.0).abs() < 1e-12, "{bytes}");
+    // Batch norm on every convolution output: 4 bytes an element at inference, 10 in training.
+    for (mode, per) in [(Mode::Infer, 4.0), (Mode::Train, 10.0)] {
+        let bn: f64 = Workload::Resnet50.batch_norms(256, Precision::Fp16, mode).unwrap().iter().map(|b| b.1).sum();
+        assert!((bn / (256.0 * 11_113_984.0 * per) - 1.0).abs() < 1e-12, "{bn}");
+    }
+    assert_eq!(Workload::BertBase.batch_norms(32, Precision::Fp16, Mode::Train), None);
     assert_eq!(Workload::Gemm(kernel_lab::measure::families::Shape(vec![8, 8, 8])).stream_bytes(1, Precision::Fp16, Mode::Train), None);
     assert_eq!(Workload::BertLarge.gemms(8, Mode::Train)[0].0 .0[0], 8 * 512, "the batch sets the tokens");
     assert_eq!(Workload::parse("gemm 4096"), Ok(Workload::Gemm(kernel_lab::measure::families::Shape(vec![4096, 4096, 4096]))));

@@ -193,6 +193,25 @@ fn convolutions_verify_at_odd_shapes_and_through_the_device_reference() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn batch_norms_verify_with_and_without_whole_vectors_and_tables() {
+    // Channels off the 4-element accesses (3, 7), past the rung's table of 2048 (2056), and the
+    // stem's; cuDNN alike, where it is installed.
+    let sizes = ["2x9x7x3", "3x5x5x7", "2x3x3x2056", "8x112x112x64"];
+    let opts =
+        Options { filter: Some("batchnorm_fp16".into()), sizes: sizes.map(String::from).to_vec(), fuzz: Some(4), ..Options::default() };
+    let entries = run(&opts, 5);
+    assert_eq!(entries.iter().filter(|e| e.kind == Kind::Variant && e.status == Status::Ok).count(), sizes.len() + 4);
+    for e in &entries {
+        match e.status {
+            Status::Ok => assert!(e.verify.as_ref().unwrap().passed()),
+            Status::Skipped => assert!(e.kind == Kind::Baseline && e.reason.as_ref().is_some_and(|r| r.contains("cuDNN")), "{e:?}"),
+            Status::Failed => panic!("{} {}: {:?}", e.variant, e.shape, e.reason),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn timing_gives_a_rate_and_checks_again() {
     let opts = Options {
         filter: Some("memory_03_stream_vec4_copy".into()),

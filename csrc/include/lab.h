@@ -17,6 +17,7 @@
 #include "lab_layernorm_bwd.h"
 #include "lab_gemm.h"
 #include "lab_conv.h"
+#include "lab_batchnorm.h"
 #include "lab_peak.h"
 
 #endif

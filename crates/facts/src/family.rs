@@ -28,6 +28,7 @@ pub enum FamilyId {
     LinearFp16,
     LinearBf16,
     ConvFp16,
+    BatchNormFp16,
     Peak,
 }
 
@@ -113,12 +114,13 @@ pub enum Protocol {
     Sgemm,
     TensorCore,
     Conv,
+    BatchNorm,
     Peak,
 }
 
 /// Every family, in the order tables list them: its id, name, role, launch protocol and storage.
 /// A family of a known protocol is its row here, its folder in csrc/ and its measure module.
-const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 23] = {
+const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 24] = {
     use Protocol as P;
     use Storage::{Bf16, Fp16, Fp32};
     [
@@ -144,6 +146,7 @@ const FAMILIES: [(FamilyId, &str, Role, Protocol, Storage); 23] = {
         (FamilyId::LinearFp16, "linear_fp16", Role::GemmOf(GemmInput::Fp16), P::TensorCore, Fp32),
         (FamilyId::LinearBf16, "linear_bf16", Role::GemmOf(GemmInput::Bf16), P::TensorCore, Fp32),
         (FamilyId::ConvFp16, "conv_fp16", Role::Conv(GemmInput::Fp16), P::Conv, Fp32),
+        (FamilyId::BatchNormFp16, "batchnorm_fp16", Role::MemoryBound, P::BatchNorm, Fp16),
         (FamilyId::Peak, "peak", Role::ComputePeak, P::Peak, Fp32),
     ]
 };

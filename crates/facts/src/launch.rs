@@ -85,6 +85,8 @@ pub enum Params {
         split_k: u32,
         layout: Option<Layout>,
     },
+    /// lab_batchnorm_args, on a grid-stride grid.
+    BatchNorm,
     /// lab_conv_args; `tile` is (BM, BN), the block's tile of the implicit GEMM: BM output
     /// pixels (n x p x q, the grid's x) by BN output channels (k, its y).
     Conv {
@@ -137,6 +139,7 @@ pub fn reads(protocol: Protocol) -> &'static str {
         Protocol::LayerNormBwd => "BLOCKS_PER_SM (a resident grid: each block a slab of rows, the grid meeting at a barrier); ROWS_PER_BLOCK (rows of its slab a block takes at a time: BLOCK_X / ROWS_PER_BLOCK threads a row)",
         Protocol::Sgemm => "BM, BN (the tile of C one block computes); PAD_ROWS = 1: A and B arrive with rows zero-padded to whole float4s (a copy inside the timed work where they are not); SPLIT_K: blocks (grid z) sharing each tile's K, adding into C, which the host zeroes first (timed); STREAMK = 1: a 1-D grid whose last blocks (the SMs times the blocks an SM holds) split the last partial wave's k-steps, with the args' scratch",
         Protocol::TensorCore => TENSOR_CORE,
+        Protocol::BatchNorm => "BLOCKS_PER_SM (a grid-stride grid of that many blocks per SM)",
         Protocol::Conv => "BM, BN (the block's tile of the implicit GEMM: BM output pixels, the grid's x, by BN output channels, its y)",
         Protocol::Peak => "PREC (LAB_*), ITERS, CHAINS, OPS, BLOCKS_PER_SM; ACC, TASK_THREADS, MMA_K where they apply",
     }
@@ -163,6 +166,7 @@ pub fn abi(family: FamilyId, launch: &Launch) -> &'static str {
         (Protocol::LayerNormBwd, _) => "lab_layernorm_bwd_args",
         (Protocol::Peak, _) => "lab_peak_args",
         (Protocol::Conv, _) => "lab_conv_args",
+        (Protocol::BatchNorm, _) => "lab_batchnorm_args",
         (Protocol::Sgemm, _) => "lab_gemm_f32_args",
         // The Tensor Core families: the tensor-map path, else stream-K on the sgemm protocol's
         // args with their scratch, else the plain Tensor Core GEMM's.
@@ -314,6 +318,7 @@ impl Launch {
                 let layout = tma_bk.map(|_| Layout::plan(id, value)).transpose()?;
                 (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k, pad_rows: false, split_k: 1, layout })
             }
+            Protocol::BatchNorm => (per_sm(false)?, Params::BatchNorm),
             Protocol::Conv => {
                 let tile = (need("BM")?, need("BN")?);
                 // Pixels along x, whose 2^31 blocks hold any batch; channels along y.

@@ -64,6 +64,11 @@ pub const RESNET50: [Conv; 23] = [
     conv(7, 512, 2048, 1, 1, 3),
 ];
 
+/// ResNet-50's four stages as (output side, bottleneck width, blocks): each block ends in a 1x1
+/// up to 4 x width channels, which the residual add joins, and each stage's first block has a
+/// projection of that shape beside it. The same network as `RESNET50`, by stage.
+pub const RESNET50_STAGES: [(u64, u64, u32); 4] = [(56, 64, 3), (28, 128, 4), (14, 256, 6), (7, 512, 3)];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -78,5 +83,17 @@ mod tests {
         let stem = RESNET50[0];
         assert_eq!(stem.out_hw(), 112);
         assert_eq!(RESNET50[6].out_hw(), 28);
+    }
+
+    #[test]
+    fn the_stages_are_the_tables() {
+        for (hw, width, blocks) in RESNET50_STAGES {
+            // One 3x3 a block, at the stage's width and output side.
+            let threes: u32 = RESNET50.iter().filter(|c| c.r == 3 && c.k == width && c.out_hw() == hw).map(|c| c.count).sum();
+            assert_eq!(threes, blocks);
+            // Each block's expansion, and the projection, have the block's output shape.
+            let outs: u32 = RESNET50.iter().filter(|c| c.r == 1 && c.k == 4 * width && c.out_hw() == hw).map(|c| c.count).sum();
+            assert_eq!(outs, blocks + 1);
+        }
     }
 }

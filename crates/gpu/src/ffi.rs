@@ -45,4 +45,5 @@ abi!(
     lab_gemm_tma_args,
     lab_pad_args,
     lab_conv_args,
+    lab_batchnorm_args,
 );

@@ -365,6 +365,33 @@ const _: () = {
 };
 #[repr(C)]
 #[derive(Debug, Default, Copy, Clone)]
+pub struct lab_batchnorm_args {
+    pub src: lab_dptr,
+    pub dst: lab_dptr,
+    pub mean: lab_dptr,
+    pub var: lab_dptr,
+    pub gamma: lab_dptr,
+    pub beta: lab_dptr,
+    pub eps: f32,
+    pub c: i32,
+    pub pixels: u64,
+}
+#[allow(clippy::unnecessary_operation, clippy::identity_op)]
+const _: () = {
+    ["Size of lab_batchnorm_args"][::std::mem::size_of::<lab_batchnorm_args>() - 64usize];
+    ["Alignment of lab_batchnorm_args"][::std::mem::align_of::<lab_batchnorm_args>() - 8usize];
+    ["Offset of field: lab_batchnorm_args::src"][::std::mem::offset_of!(lab_batchnorm_args, src) - 0usize];
+    ["Offset of field: lab_batchnorm_args::dst"][::std::mem::offset_of!(lab_batchnorm_args, dst) - 8usize];
+    ["Offset of field: lab_batchnorm_args::mean"][::std::mem::offset_of!(lab_batchnorm_args, mean) - 16usize];
+    ["Offset of field: lab_batchnorm_args::var"][::std::mem::offset_of!(lab_batchnorm_args, var) - 24usize];
+    ["Offset of field: lab_batchnorm_args::gamma"][::std::mem::offset_of!(lab_batchnorm_args, gamma) - 32usize];
+    ["Offset of field: lab_batchnorm_args::beta"][::std::mem::offset_of!(lab_batchnorm_args, beta) - 40usize];
+    ["Offset of field: lab_batchnorm_args::eps"][::std::mem::offset_of!(lab_batchnorm_args, eps) - 48usize];
+    ["Offset of field: lab_batchnorm_args::c"][::std::mem::offset_of!(lab_batchnorm_args, c) - 52usize];
+    ["Offset of field: lab_batchnorm_args::pixels"][::std::mem::offset_of!(lab_batchnorm_args, pixels) - 56usize];
+};
+#[repr(C)]
+#[derive(Debug, Default, Copy, Clone)]
 pub struct lab_peak_args {
     pub out: lab_dptr,
     pub inputs: lab_dptr,

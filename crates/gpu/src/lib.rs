@@ -19,6 +19,7 @@ pub mod compare;
 pub mod cuda;
 pub mod device;
 pub mod dnn;
+pub mod dnn_bn;
 pub mod dnn_conv;
 pub mod driver;
 pub mod ffi;

@@ -13,6 +13,7 @@
 pub mod against;
 mod convs;
 mod memory;
+mod resnet;
 pub mod workload;
 
 use crate::facts::family::{plays, FamilyId, Role};
@@ -161,6 +162,11 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         own(&backward, gpu).or_else(|| own(&forward, gpu)).or_else(|| backward.first().map(|s| s.1)).unwrap_or_else(|| norm_share(gpu))
     };
     let (norm_fwd_bytes, norm_bwd_bytes) = norms.map_or((0.0, 0.0), |n| (n.forward, n.backward));
+    // ResNet-50's batch norms at the share cuDNN's reached on each shape, else at the copy's.
+    let batch_norms = req.workload.batch_norms(req.batch, req.precision, req.mode).unwrap_or_default();
+    let bn_bytes: f64 = batch_norms.iter().map(|b| b.1).sum();
+    let bn_shares = resnet::BnShares::new(views);
+    let bn_s = |gpu: &Gpu| bn_shares.time_s(gpu, &batch_norms).unwrap_or_else(|| bn_bytes / (copy_share(gpu) * gpu.bandwidth_gbs * 1e9));
     // NCCL's all-reduce bus bandwidth at its largest message, per measured GPU.
     let nccl: Vec<(&'static Gpu, f64)> = views
         .iter()
@@ -225,8 +231,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 }
             };
             let norm_time = norm_fwd_bytes / norm_share(gpu) + norm_bwd_bytes / norm_bwd_share(gpu);
-            let stream_ms = (stream_bytes / copy_share(gpu) + norm_time) / (gpu.bandwidth_gbs * 1e9) * 1e3;
-            let bound_ms = bound_s * 1e3 + (stream_bytes + norm_fwd_bytes + norm_bwd_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
+            let stream_ms = (stream_bytes / copy_share(gpu) + norm_time) / (gpu.bandwidth_gbs * 1e9) * 1e3 + bn_s(gpu) * 1e3;
+            let bound_ms = bound_s * 1e3 + (stream_bytes + norm_fwd_bytes + norm_bwd_bytes + bn_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
             let (allreduce_ms, link) = allreduce(gpu);
             let step_ms = mid_s * 1e3 + stream_ms + allreduce_ms;
             // Samples a second: a step runs `batch` on each GPU.

@@ -252,9 +252,9 @@ impl Workload {
         }
     }
 
-    /// Bytes the step's element-wise passes other than its layer norms move, which run at memory
-    /// speed. ResNet-50: batch norm
-    /// and ReLU (or the residual add) each read and write every convolution's output. BERT, as an
+    /// Bytes the step's element-wise passes other than its layer and batch norms move, which run
+    /// at memory speed. ResNet-50: ReLU, the residual adds, the max pool and the update, counted
+    /// in `resnet`. BERT, as an
     /// eager framework runs a post-norm encoder layer under mixed precision: the residual stream
     /// and layer norms stay in fp32 (autocast's fp32 list) and are cast to the GEMMs' type before
     /// the QKV and first FFN GEMMs; the packed QKV output is split into three copies; dropout
@@ -265,7 +265,7 @@ impl Workload {
     pub fn stream_bytes(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
         let passes = mode.gemm_passes();
         if *self == Workload::Resnet50 {
-            return Some(passes * batch as f64 * resnet_activations() * 2.0 * 2.0 * p.bytes());
+            return Some(super::resnet::stream_bytes(batch, p.bytes(), mode, self.parameters()?));
         }
         let (layers, hidden, _) = self.bert()?;
         let (e, f32) = (p.out_bytes(), 4.0);
@@ -296,6 +296,12 @@ impl Workload {
         Some(layers_bytes + head_gelu + tokens * VOCAB as f64 * cross_entropy + optimizer)
     }
 
+    /// The step's batch norms (ResNet-50's, one after each convolution): each distinct shape with
+    /// the bytes they move, which `resnet::BnShares` prices. None for a workload without them.
+    pub fn batch_norms(&self, batch: u64, p: Precision, mode: Mode) -> Option<Vec<(Shape, f64)>> {
+        (*self == Workload::Resnet50).then(|| super::resnet::batch_norm_bytes(batch, p.bytes(), mode))
+    }
+
     /// The step's layer norms (two a layer; with the MLM head also the embeddings' and the
     /// head's own), over the matrix they normalise, tokens x hidden, which the layernorm and
     /// layernorm_bwd families measure. None for a workload without them.
@@ -318,14 +324,6 @@ pub struct Norms {
     pub backward: f64,
     /// tokens x hidden: the shape whose measurements price them.
     pub dims: [u64; 2],
-}
-
-/// ResNet-50's convolution outputs per image, elements: the stem (112² x 64, pooled to 56² x
-/// 64), then per stage and block a 1x1, a 3x3 and a 1x1 expansion (c, c, 4c channels).
-fn resnet_activations() -> f64 {
-    let stages = [(56.0, 64.0, 3.0), (28.0, 128.0, 4.0), (14.0, 256.0, 6.0), (7.0, 512.0, 3.0)];
-    let blocks: f64 = stages.iter().map(|(hw, c, n)| n * hw * hw * 6.0 * c).sum();
-    112.0 * 112.0 * 64.0 + 56.0 * 56.0 * 64.0 + blocks
 }
 
 /// Whether a training step in `p` runs under autocast: fp32 weights, 16-bit activations.

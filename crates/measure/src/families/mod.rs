@@ -2,6 +2,7 @@
 //! its declared work, its ceiling, and how a case is prepared (inputs, the f64 reference, the
 //! launches of its kernels and of its vendor baseline, the check).
 
+pub mod batchnorm;
 pub mod conv;
 pub mod conv_shape;
 pub mod gemm_reference;
@@ -148,6 +149,7 @@ pub fn all() -> Vec<&'static dyn Family> {
         &tensor::LINEAR_FP16,
         &tensor::LINEAR_BF16,
         &conv::CONV_FP16,
+        &batchnorm::BATCHNORM_FP16,
         &peak::Peak,
     ]
 }

@@ -31,6 +31,8 @@ pub enum Shapes {
     Matrix,
     /// [tasks]: a positive count.
     Count,
+    /// [n, h, w, c]: activations channels last, NxHxWxC, below 2^31 elements.
+    Nhwc,
     /// [n, h, w, c, k, r, stride, pad]: a convolution, `NxHxWxC-KxRxR[-sSTRIDE][-pPAD]`
     /// (`conv_shape`).
     Conv,
@@ -48,6 +50,7 @@ impl Shapes {
             Shapes::Gemm => &["m", "n", "k"],
             Shapes::Matrix => &["rows", "cols"],
             Shapes::Count => &["tasks"],
+            Shapes::Nhwc => &["n", "h", "w", "c"],
             Shapes::Conv => &conv_shape::DIMS,
         }
     }
@@ -90,6 +93,15 @@ impl Shapes {
                 Ok(Shape(dims))
             }
             Shapes::Count => Ok(Shape(vec![parse_count(text, "task count")?])),
+            Shapes::Nhwc => {
+                let [n, h, w, c] = parts.as_slice() else { return Err(format!("'{text}' is not NxHxWxC")) };
+                let dims = [(n, "images"), (h, "height"), (w, "width"), (c, "channels")].map(|(p, what)| parse_count(p, what));
+                let dims = dims.into_iter().collect::<Result<Vec<u64>, _>>()?;
+                if dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).is_none_or(|e| e >= MAX_ELEMENTS) {
+                    return Err(format!("{text} is over the lab's 2^31 elements"));
+                }
+                Ok(Shape(dims))
+            }
             Shapes::Conv => ConvShape::parse(text).map(|s| s.shape()),
         }
     }
@@ -97,7 +109,8 @@ impl Shapes {
     /// A random shape for `verify --fuzz`, small enough that its reference is quick: arrays of
     /// up to 64 MiB, any count of elements; GEMMs with m, n, k from 1 to 1100 (n and k, the rows
     /// of B and A, mostly odd) and at most 2^26 multiply-adds, so the whole product is the
-    /// reference; matrices up to 4096 x 4096 with rows mostly of odd length; up to 8192 tasks.
+    /// reference; matrices up to 4096 x 4096 with rows mostly of odd length; up to 8192 tasks;
+    /// activations of up to 4 images of 40 x 40 pixels and 300 channels, mostly odd.
     pub fn fuzz(self, rng: &mut dyn Rng) -> Shape {
         match self {
             Shapes::Bytes { elem } => Shape(vec![elem * fuzz_dim(rng, (64 << 20) / elem)]),
@@ -109,6 +122,7 @@ impl Shapes {
             },
             Shapes::Matrix => Shape(vec![fuzz_dim(rng, 4096), fuzz_odd(rng, 4096)]),
             Shapes::Count => Shape(vec![fuzz_dim(rng, 1 << 13)]),
+            Shapes::Nhwc => Shape(vec![fuzz_dim(rng, 4), fuzz_odd(rng, 40), fuzz_odd(rng, 40), fuzz_odd(rng, 300)]),
             Shapes::Conv => ConvShape::fuzz(rng).shape(),
         }
     }

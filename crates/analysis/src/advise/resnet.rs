@@ -1,0 +1,128 @@
+//! ResNet-50's memory-bound passes as eager PyTorch runs them, counted from the network's table
+//! (`facts::networks::RESNET50`): what each pass reads and writes per image, in the
+//! activations' width `e` (2 bytes under autocast).
+//!
+//! - Batch norm after each of the 53 convolutions, on its output: at inference one read and one
+//!   write (4 bytes an element in fp16); in training the forward reads x and writes y, the
+//!   backward reads x and dy and writes dx (10 bytes: the least cuDNN's kernels can move). They
+//!   are priced at the share of the bandwidth cuDNN's batch norm at inference reached on each
+//!   shape (the batchnorm_fp16 family's baseline, which PyTorch's eval mode calls); training's
+//!   kernels are other ones of cuDNN's, which the lab has not measured, priced at that share too.
+//! - The rest at the copy's share: ReLU in place, forward reading and writing every activation it
+//!   follows (each convolution's output but the projections' and the blocks' third, which the
+//!   residual add takes first, then the ReLU after it); backward reading the output and the
+//!   gradient and writing the gradient. The residual add of each of the 16 blocks reads two and
+//!   writes one block output; backward, autograd sums the two branches' gradients, as many
+//!   bytes. The stem's max pool reads its 112² x 64 and writes 56² x 64 (training also its int64
+//!   indices; backward zero-fills and scatters back). Training's update: SGD with momentum (20
+//!   bytes a parameter), the GradScaler's unscaling (8) and autocast's copies of the weights (6).
+
+use crate::facts::family::FamilyId;
+use crate::facts::networks::{RESNET50, RESNET50_STAGES};
+use crate::facts::sheet::{self, Gpu};
+use crate::measure::families::batchnorm;
+use crate::measure::families::Shape;
+use crate::schema::entry::{Kind, Status};
+use crate::store::View;
+
+use super::workload::Mode;
+
+/// Per image, elements: every convolution's output; the projections' outputs; the blocks'
+/// outputs (the residual adds'); the stem's output and the max pool's.
+struct Counts {
+    conv_out: f64,
+    projections: f64,
+    blocks: f64,
+    stem: f64,
+    pooled: f64,
+}
+
+fn counts() -> Counts {
+    let conv_out = RESNET50.iter().map(|c| (c.count as u64 * c.out_hw() * c.out_hw() * c.k) as f64).sum();
+    let out = |(hw, width, _): &(u64, u64, u32)| (hw * hw * 4 * width) as f64;
+    let projections = RESNET50_STAGES.iter().map(out).sum();
+    let blocks = RESNET50_STAGES.iter().map(|s| s.2 as f64 * out(s)).sum();
+    let stem = &RESNET50[0];
+    let stem = (stem.out_hw() * stem.out_hw() * stem.k) as f64;
+    Counts { conv_out, projections, blocks, stem, pooled: stem / 4.0 }
+}
+
+/// Bytes of the passes other than batch norm, for a step of `batch` images and `params`
+/// parameters, activations `e` bytes wide.
+pub fn stream_bytes(batch: u64, e: f64, mode: Mode, params: f64) -> f64 {
+    let c = counts();
+    let relu = c.conv_out - c.projections;
+    let per_image = match mode {
+        Mode::Infer => 2.0 * e * relu + 3.0 * e * c.blocks + e * (c.stem + c.pooled),
+        Mode::Train => {
+            let forward = 2.0 * e * relu + 3.0 * e * c.blocks + e * (c.stem + c.pooled) + 8.0 * c.pooled;
+            let backward = 3.0 * e * relu + 3.0 * e * c.blocks + e * c.pooled + 8.0 * c.pooled + 2.0 * e * c.stem;
+            forward + backward
+        }
+    };
+    let update = if mode == Mode::Train { params * (20.0 + 8.0 + 6.0) } else { 0.0 };
+    batch as f64 * per_image + update
+}
+
+/// Bytes an element of a batch norm's activations moves: 2 (in, out) at inference, 5 in training.
+fn bn_passes(mode: Mode) -> f64 {
+    match mode {
+        Mode::Infer => 2.0,
+        Mode::Train => 5.0,
+    }
+}
+
+/// The batch norms of a step: each distinct shape (n x h x w x c) with the bytes its batch
+/// norms move in all.
+pub fn batch_norm_bytes(batch: u64, e: f64, mode: Mode) -> Vec<(Shape, f64)> {
+    batchnorm::resnet50(batch)
+        .into_iter()
+        .map(|(s, n)| {
+            let elements = s.0.iter().product::<u64>() as f64;
+            (s, n as f64 * elements * e * bn_passes(mode))
+        })
+        .collect()
+}
+
+/// The share of the sheet's bandwidth cuDNN's batch norm reached on each shape, per measured GPU.
+pub struct BnShares(Vec<(&'static Gpu, Vec<(Vec<u64>, f64)>)>);
+
+impl BnShares {
+    pub fn new(views: &[View]) -> BnShares {
+        let mut all: Vec<(&'static Gpu, Vec<(Vec<u64>, f64)>)> = Vec::new();
+        for v in views {
+            let Some(gpu) = sheet::for_device(&v.device.name, v.device.sms) else { continue };
+            let found = v
+                .entries
+                .iter()
+                .filter(|e| {
+                    FamilyId::parse(&e.family) == Some(FamilyId::BatchNormFp16) && e.kind == Kind::Baseline && e.status == Status::Ok
+                })
+                .filter_map(|e| Some((e.dims.clone(), e.rate? / gpu.bandwidth_gbs)));
+            match all.iter_mut().find(|(g, _)| g.name == gpu.name) {
+                Some((_, s)) => s.extend(found),
+                None => all.push((gpu, found.collect())),
+            }
+        }
+        all.retain(|(_, s)| !s.is_empty());
+        BnShares(all)
+    }
+
+    /// Seconds for `items` (shape, bytes) on `gpu`: each shape at the GPU's own share for it,
+    /// else its own median share, else the measured GPUs' median for the shape; None where no
+    /// GPU measured a batch norm.
+    pub fn time_s(&self, gpu: &Gpu, items: &[(Shape, f64)]) -> Option<f64> {
+        let median = |mut v: Vec<f64>| -> Option<f64> {
+            v.sort_by(f64::total_cmp);
+            v.get(v.len() / 2).copied()
+        };
+        let own = self.0.iter().find(|(g, _)| g.name == gpu.name).map(|(_, s)| s);
+        let own_median = own.and_then(|s| median(s.iter().map(|x| x.1).collect()));
+        let all_median = median(self.0.iter().flat_map(|(_, s)| s.iter().map(|x| x.1)).collect())?;
+        let share = |dims: &Vec<u64>| -> f64 {
+            let at = |s: &Vec<(Vec<u64>, f64)>| median(s.iter().filter(|x| &x.0 == dims).map(|x| x.1).collect());
+            own.and_then(at).or(own_median).or_else(|| median(self.0.iter().filter_map(|(_, s)| at(s)).collect())).unwrap_or(all_median)
+        };
+        Some(items.iter().map(|(s, bytes)| bytes / (share(&s.0) * gpu.bandwidth_gbs * 1e9)).sum())
+    }
+}
