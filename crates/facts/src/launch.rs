@@ -87,11 +87,8 @@ pub enum Params {
     },
     /// lab_batchnorm_args, on a grid-stride grid.
     BatchNorm,
-    /// lab_conv_args; `tile` is (BM, BN), the block's tile of the implicit GEMM: BM output
-    /// pixels (n x p x q, the grid's x) by BN output channels (k, its y).
-    Conv {
-        tile: (u32, u32),
-    },
+    /// lab_conv_args; the grid's tiles are the implicit GEMM's (`reads`).
+    Conv,
     /// PREC is a lab.h LAB_* precision code; a task is ITERS x CHAINS x OPS operations; ACC
     /// accumulator elements per chain and TASK_THREADS threads per task (a warp unless a
     /// warpgroup); MMA_K the mma's K where the precision has more than one shape.
@@ -319,11 +316,8 @@ impl Launch {
                 (grid, Params::Gemm { tma_bk, tile: (need("BM")?, need("BN")?), stream_k, pad_rows: false, split_k: 1, layout })
             }
             Protocol::BatchNorm => (per_sm(false)?, Params::BatchNorm),
-            Protocol::Conv => {
-                let tile = (need("BM")?, need("BN")?);
-                // Pixels along x, whose 2^31 blocks hold any batch; channels along y.
-                (Grid::Tiles { x: tile.0, y: tile.1 }, Params::Conv { tile })
-            }
+            // Pixels along x, whose 2^31 blocks hold any batch; channels along y.
+            Protocol::Conv => (Grid::Tiles { x: need("BM")?, y: need("BN")? }, Params::Conv),
             Protocol::Peak => {
                 let prec = get("PREC").ok_or("the peak protocol needs the define PREC")?;
                 let prec = u32::try_from(prec).map_err(|_| format!("PREC = {prec} is not a LAB_* precision"))?;

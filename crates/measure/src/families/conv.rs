@@ -127,7 +127,7 @@ impl Case for ConvCase {
     }
 
     fn launch(&mut self, gpu: &Gpu, kernel: &Kernel) -> Result<()> {
-        let Params::Conv { .. } = kernel.launch.params else { return Err(params_mismatch(kernel)) };
+        let Params::Conv = kernel.launch.params else { return Err(params_mismatch(kernel)) };
         let s = self.s;
         let [pixels, channels, _] = s.gemm();
         let grid = kernel.grid(gpu, pixels, channels, 0)?;
