@@ -36,16 +36,22 @@ fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
     // ResNet-50, per image: 11,113,984 convolution outputs, of which the projections' 1,505,280
     // (56² x 256 + 28² x 512 + 14² x 1024 + 7² x 2048); 5,519,360 block outputs (3, 4, 6 and 3
     // blocks of those shapes); the stem's 802,816 and the max pool's 200,704. ReLU follows the
-    // 9,608,704 others. Inference: ReLU 4 bytes, the adds 6, the pool 2 + 2.
+    // 9,608,704 others. Inference: the images' cast to fp16 (6 bytes a value), ReLU 4 bytes, the
+    // adds 6, the pool 2 + 2 and its int64 indices, the average pool's 7² x 2048 in, 2048 out.
     let (relu, blocks, stem, pooled) = (9_608_704.0, 5_519_360.0, 802_816.0, 200_704.0);
-    let infer = 4.0 * relu + 6.0 * blocks + 2.0 * (stem + pooled);
+    let (image, avg_pool) = (6.0 * 150_528.0, 2.0 * 50.0 * 2048.0);
+    let infer = image + 4.0 * relu + 6.0 * blocks + 2.0 * (stem + pooled) + 8.0 * pooled + avg_pool;
     let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp16, Mode::Infer).unwrap();
     assert!((bytes / (256.0 * infer) - 1.0).abs() < 1e-12, "{bytes}");
-    // Training: the pool's int64 indices, the backward passes (ReLU's 6, the gradients' sum 6,
-    // the pool's scatter and zero-fill), and 34 bytes a parameter for the update.
-    let train = infer + 8.0 * pooled + 6.0 * relu + 6.0 * blocks + 10.0 * pooled + 4.0 * stem;
+    // Training: the backward passes (ReLU's 6, the gradients' sum 6, the pool's scatter and
+    // zero-fill, the average pool's), and 34 bytes a parameter for the update under autocast,
+    // 20 (SGD with momentum alone) in fp32.
+    let train = infer + 6.0 * relu + 6.0 * blocks + 10.0 * pooled + 4.0 * stem + avg_pool;
     let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp16, Mode::Train).unwrap();
     assert!((bytes / (256.0 * train + 25.6e6 * 34.0) - 1.0).abs() < 1e-12, "{bytes}");
+    let fp32 = 2.0 * (train - image - 8.0 * pooled - 8.0 * pooled) + 16.0 * pooled;
+    let bytes = Workload::Resnet50.stream_bytes(256, Precision::Fp32, Mode::Train).unwrap();
+    assert!((bytes / (256.0 * fp32 + 25.6e6 * 20.0) - 1.0).abs() < 1e-12, "{bytes}");
     // Batch norm on every convolution output: 4 bytes an element at inference, 10 in training.
     for (mode, per) in [(Mode::Infer, 4.0), (Mode::Train, 10.0)] {
         let bn: f64 = Workload::Resnet50.batch_norms(256, Precision::Fp16, mode).unwrap().iter().map(|b| b.1).sum();

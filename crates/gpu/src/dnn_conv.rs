@@ -81,7 +81,11 @@ impl ConvFwd {
             result::set_convolution2d_descriptor(op.conv, pad, pad, stride, stride, 1, 1, mode, float).map_err(dnn_err)?;
             result::set_convolution_math_type(op.conv, sys::cudnnMathType_t::CUDNN_TENSOR_OP_MATH).map_err(dnn_err)?;
         }
-        op.algo = op.fastest()?;
+        // The search reports the math each algorithm ran with; the timed one is run as timed.
+        let math;
+        (op.algo, math) = op.fastest()?;
+        // SAFETY: a live descriptor, not in use.
+        unsafe { result::set_convolution_math_type(op.conv, math) }.map_err(dnn_err)?;
         // SAFETY: the live descriptors of one convolution.
         let bytes =
             unsafe { result::get_convolution_forward_workspace_size(op.handle, op.x, op.w, op.conv, op.y, op.algo) }.map_err(dnn_err)?;
@@ -90,8 +94,9 @@ impl ConvFwd {
         Ok(op)
     }
 
-    /// The algorithm `cudnnFindConvolutionForwardAlgorithm` timed fastest among those that ran.
-    fn fastest(&self) -> Result<sys::cudnnConvolutionFwdAlgo_t> {
+    /// The algorithm `cudnnFindConvolutionForwardAlgorithm` timed fastest among those that ran,
+    /// with the math it ran with.
+    fn fastest(&self) -> Result<(sys::cudnnConvolutionFwdAlgo_t, sys::cudnnMathType_t)> {
         const ALGOS: usize = sys::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_COUNT as usize;
         let mut count = 0;
         // SAFETY: plain-data records cuDNN fills; zero is a valid bit pattern for each field.
@@ -114,7 +119,7 @@ impl ConvFwd {
         perf[..count.max(0) as usize]
             .iter()
             .find(|p| p.status == sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS)
-            .map(|p| p.algo)
+            .map(|p| (p.algo, p.mathType))
             .ok_or_else(|| LabError::Cudnn("no forward convolution algorithm of cuDNN ran this shape".into()))
     }
 

@@ -2,8 +2,9 @@
 //! bound, min(peak, intensity x bandwidth), divided by the share of that bound cuDNN reached on
 //! that very shape where the lab measured it (the conv family's baseline, cuDNN's fastest
 //! algorithm). A GPU with its own measurements uses its own shares; one without, the measured
-//! GPUs' share for each shape (their median, their lowest and highest giving the range). A shape
-//! a measured GPU lacks takes that GPU's median share. Training runs each convolution three
+//! GPUs' share for each shape (their median, their lowest and highest giving the range; a GPU
+//! that lacks the shape is left out of it, and a shape no GPU has takes all their shares'). A
+//! shape a measured GPU lacks takes, on that GPU, its own median share. Training runs each convolution three
 //! times (forward, the input's gradient, the filters' gradient), priced at the forward's share:
 //! the same FLOPs each, an assumption the lab has not measured.
 

@@ -14,8 +14,10 @@
 //!   gradient and writing the gradient. The residual add of each of the 16 blocks reads two and
 //!   writes one block output; backward, autograd sums the two branches' gradients, as many
 //!   bytes. The stem's max pool reads its 112² x 64 and writes 56² x 64 (training also its int64
-//!   indices; backward zero-fills and scatters back). Training's update: SGD with momentum (20
-//!   bytes a parameter), the GradScaler's unscaling (8) and autocast's copies of the weights (6).
+//!   indices, which CUDA's kernel writes at inference too; backward zero-fills and scatters
+//!   back); the head's average pool; under autocast the images' cast to 16 bits. Training's
+//!   update: SGD with momentum (20 bytes a parameter), under autocast also the GradScaler's
+//!   unscaling (8) and the weights' 16-bit copies (6).
 
 use crate::facts::family::FamilyId;
 use crate::facts::networks::{RESNET50, RESNET50_STAGES};
@@ -48,23 +50,26 @@ fn counts() -> Counts {
 }
 
 /// Bytes of the passes other than batch norm, for a step of `batch` images and `params`
-/// parameters, activations `e` bytes wide.
-pub fn stream_bytes(batch: u64, e: f64, mode: Mode, params: f64) -> f64 {
+/// parameters, activations `e` bytes wide; `autocast`: fp32 weights and images cast to 16 bits.
+pub fn stream_bytes(batch: u64, e: f64, mode: Mode, params: f64, autocast: bool) -> f64 {
     let c = counts();
     let relu = c.conv_out - c.projections;
+    // The images cast (fp32 in, e out) under autocast; the head's average pool of 7² x 2048.
+    let image = if autocast { (4.0 + e) * 224.0 * 224.0 * 3.0 } else { 0.0 };
+    let avg_pool = e * (49.0 + 1.0) * 2048.0;
+    // CUDA's max pool writes its int64 indices at inference too.
+    let forward = image + 2.0 * e * relu + 3.0 * e * c.blocks + e * (c.stem + c.pooled) + 8.0 * c.pooled + avg_pool;
     let per_image = match mode {
-        Mode::Infer => 2.0 * e * relu + 3.0 * e * c.blocks + e * (c.stem + c.pooled),
-        Mode::Train => {
-            let forward = 2.0 * e * relu + 3.0 * e * c.blocks + e * (c.stem + c.pooled) + 8.0 * c.pooled;
-            let backward = 3.0 * e * relu + 3.0 * e * c.blocks + e * c.pooled + 8.0 * c.pooled + 2.0 * e * c.stem;
-            forward + backward
-        }
+        Mode::Infer => forward,
+        Mode::Train => forward + 3.0 * e * relu + 3.0 * e * c.blocks + e * c.pooled + 8.0 * c.pooled + 2.0 * e * c.stem + avg_pool,
     };
-    let update = if mode == Mode::Train { params * (20.0 + 8.0 + 6.0) } else { 0.0 };
+    // SGD with momentum; under autocast also the GradScaler's unscaling and the weights' copies.
+    let update = if mode == Mode::Train { params * (20.0 + if autocast { 8.0 + 6.0 } else { 0.0 }) } else { 0.0 };
     batch as f64 * per_image + update
 }
 
-/// Bytes an element of a batch norm's activations moves: 2 (in, out) at inference, 5 in training.
+/// Passes over an element of a batch norm's activations: 2 (in, out) at inference, 5 in training
+/// (forward x in and y out; backward x and dy in, dx out).
 fn bn_passes(mode: Mode) -> f64 {
     match mode {
         Mode::Infer => 2.0,

@@ -209,13 +209,23 @@ impl Workload {
     }
 
     /// The step's convolutions, each distinct shape with how often it runs (training: forward,
-    /// the input's gradient and the filters' gradient), where the lab measures convolutions in
+    /// the input's gradient and the filters' gradient; the stem has no input gradient), where the lab measures convolutions in
     /// the workload's precision (the conv family's fp16); None for the rest, which `gemms` prices.
     pub fn convs(&self, batch: u64, mode: Mode, p: Precision) -> Option<Vec<(ConvShape, f64)>> {
         match (self, p) {
-            (Workload::Resnet50, Precision::Fp16) => {
-                Some(RESNET50.iter().map(|c| (ConvShape::of_network(c, batch), c.count as f64 * mode.gemm_passes())).collect())
-            }
+            // The stem's input is the images, which need no gradient: training runs it twice.
+            (Workload::Resnet50, Precision::Fp16) => Some(
+                RESNET50
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| {
+                        (
+                            ConvShape::of_network(c, batch),
+                            c.count as f64 * (mode.gemm_passes() - if i == 0 && mode == Mode::Train { 1.0 } else { 0.0 }),
+                        )
+                    })
+                    .collect(),
+            ),
             _ => None,
         }
     }
@@ -265,7 +275,7 @@ impl Workload {
     pub fn stream_bytes(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
         let passes = mode.gemm_passes();
         if *self == Workload::Resnet50 {
-            return Some(super::resnet::stream_bytes(batch, p.bytes(), mode, self.parameters()?));
+            return Some(super::resnet::stream_bytes(batch, p.bytes(), mode, self.parameters()?, autocast(p)));
         }
         let (layers, hidden, _) = self.bert()?;
         let (e, f32) = (p.out_bytes(), 4.0);

@@ -12,6 +12,7 @@
 use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 use half::f16;
 
+use super::conv::RESNET_BATCH;
 use super::inputs::{poison, random_f32, Readback};
 use super::tensor::kinds::{Fp16, Kind};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
@@ -77,7 +78,7 @@ impl Family for BatchNorm {
         vec![Suite {
             name: "resnet50",
             about: "ResNet-50's 53 batch norms as their 12 shapes, batch 256 (what advise prices its step from)",
-            shapes: resnet50(256).into_iter().map(|(s, _)| s).collect(),
+            shapes: resnet50(RESNET_BATCH).into_iter().map(|(s, _)| s).collect(),
         }]
     }
     fn tune_sizes(&self) -> Vec<Shape> {

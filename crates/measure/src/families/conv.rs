@@ -57,8 +57,8 @@ impl Family for Conv {
     fn info(&self) -> &'static FamilyInfo {
         &INFO
     }
-    /// Quick: a 3x3 and the stem at batch 32. Else ResNet-50's heaviest 3x3, a 1x1 of each end of
-    /// the network and the stem, at batch 256.
+    /// Quick: a 3x3 and the stem at batch 32. Else stage 1's 3x3, a 1x1 of each end of the
+    /// network and the stem, at batch 256.
     fn default_sizes(&self, quick: bool) -> Vec<Shape> {
         let at = |i: usize, n: u64| ConvShape::of_network(&RESNET50[i], n).shape();
         if quick {

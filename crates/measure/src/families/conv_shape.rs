@@ -123,7 +123,10 @@ impl ConvShape {
         if s.pad >= s.r {
             return Err(format!("'{text}': padding {} is not less than the filter's {} (an output that sees only zeros)", s.pad, s.r));
         }
-        if [s.input_elements(), s.filter_elements(), s.output_elements()].iter().any(|&e| e >= MAX_ELEMENTS) {
+        // Checked, so dimensions whose product wraps are refused too.
+        let product = |d: &[u64]| d.iter().try_fold(1u64, |a, &x| a.checked_mul(x)).filter(|&e| e < MAX_ELEMENTS);
+        let (p, q) = ((s.h + 2 * s.pad - s.r) / s.stride + 1, (s.w + 2 * s.pad - s.r) / s.stride + 1);
+        if [product(&[s.n, s.h, s.w, s.c]), product(&[s.k, s.r, s.r, s.c]), product(&[s.n, p, q, s.k])].contains(&None) {
             return Err(format!("'{text}' has a tensor of over 2^31 elements"));
         }
         Ok(s)
@@ -186,6 +189,7 @@ mod tests {
             ("1x9x9x3-4x3x3-s0", "greater than 0"),
             ("1x9x9x3-4x3x3-s1-s2", "is not a convolution"),
             ("65536x256x256x64-64x1x1", "2^31"),
+            ("4294967296x1x1x4294967296-4294967296x1x1", "2^31"),
         ] {
             let e = ConvShape::parse(text).unwrap_err();
             assert!(e.contains(says), "{text}: {e}");
