@@ -186,7 +186,7 @@ fn reference(gpu: &Gpu, s: &ConvShape, x: &[f32], f: &[f32], seed: u64) -> Resul
     // The first and last pixels, in the padding's corners, whole.
     idx.extend((0..k).chain((pixels - 1) * k..pixels * k));
     let want: Vec<f64> = idx.iter().map(|&e| at(s, x, f, e / k, e % k)).collect();
-    GemmReference::anchored(gpu, product, &idx, &want, &s.label())
+    GemmReference::anchored(gpu, product, &idx, &want, &s.label(), None)
 }
 
 /// The whole convolution on the CPU, in f64, pixels split across its threads.

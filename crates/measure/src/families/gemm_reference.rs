@@ -44,43 +44,55 @@ pub enum GemmReference {
 
 impl GemmReference {
     /// The reference of row-major A·B (m x k times k x n), `a` and `b` the inputs' exact values.
-    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], [m, n, k]: [usize; 3], seed: u64) -> Result<GemmReference> {
+    pub fn new(gpu: &Gpu, a: &[f32], b: &[f32], dims: [usize; 3], seed: u64) -> Result<GemmReference> {
+        GemmReference::build(gpu, a, b, dims, seed, None)
+    }
+
+    /// The reference of an epilogue applied to A·B: element i becomes `f(i, product_i)` (a fused
+    /// GEMM's alpha, C, bias and activation), in f64. On the GPU's path the product is mapped on
+    /// the host copy the anchor check reads, then copied back once.
+    pub fn mapped(gpu: &Gpu, a: &[f32], b: &[f32], dims: [usize; 3], seed: u64, f: &dyn Fn(usize, f64) -> f64) -> Result<GemmReference> {
+        GemmReference::build(gpu, a, b, dims, seed, Some(f))
+    }
+
+    fn build(gpu: &Gpu, a: &[f32], b: &[f32], [m, n, k]: [usize; 3], seed: u64, f: Option<&dyn Fn(usize, f64) -> f64>) -> Result<GemmReference> {
         if (m as u64) * (n as u64) * (k as u64) <= FULL_REFERENCE_MAX {
-            return Ok(GemmReference::Host(full_product(a, b, m, n, k)));
+            let mut want = full_product(a, b, m, n, k);
+            if let Some(f) = f {
+                want.iter_mut().enumerate().for_each(|(i, w)| *w = f(i, *w));
+            }
+            return Ok(GemmReference::Host(want));
         }
         // SAFETY: the first product writes every element (accumulate = false).
         let mut product = unsafe { gpu.stream.alloc::<f64>(m * n) }?;
         device_product(gpu, a, b, [m, n, k], &mut product, false)?;
         let (idx, want) = sample(a, b, m, n, k, seed);
-        GemmReference::anchored(gpu, product, &idx, &want, &format!("{m}x{n}x{k}"))
+        GemmReference::anchored(gpu, product, &idx, &want, &format!("{m}x{n}x{k}"), f)
     }
 
     /// A reference the GPU computed, held to the CPU's f64 values `want` at elements `idx`: both
     /// are f64 sums of the same exact products in other orders, so they agree to ANCHOR of the
-    /// sample's RMS, and a wrong device reference fails here, naming `what` it was of.
-    pub fn anchored(gpu: &Gpu, product: CudaSlice<f64>, idx: &[usize], want: &[f64], what: &str) -> Result<GemmReference> {
-        let host = gpu.stream.clone_dtoh(&product)?;
+    /// sample's RMS, and a wrong device reference fails here, naming `what` it was of. `f`, where
+    /// given, then maps every element (`mapped`).
+    pub fn anchored(
+        gpu: &Gpu,
+        mut product: CudaSlice<f64>,
+        idx: &[usize],
+        want: &[f64],
+        what: &str,
+        f: Option<&dyn Fn(usize, f64) -> f64>,
+    ) -> Result<GemmReference> {
+        let mut host = gpu.stream.clone_dtoh(&product)?;
         let rms = (want.iter().map(|w| w * w).sum::<f64>() / want.len() as f64).sqrt();
         if let Some((i, w)) = idx.iter().zip(want).find(|(&i, &w)| (host[i] - w).abs() > ANCHOR * rms || host[i].is_nan()) {
             return Err(LabError::Usage(format!("the GPU's f64 reference disagrees with the CPU's at element {i} of {what}: {:e} against {w:e}", host[*i])));
         }
+        if let Some(f) = f {
+            host.iter_mut().enumerate().for_each(|(i, w)| *w = f(i, *w));
+            gpu.stream.memcpy_htod(&host, &mut product)?;
+        }
         let ref2 = host.iter().map(|x| x * x).sum();
         Ok(GemmReference::Device { product, ref2, compare: Compare::new(gpu)? })
-    }
-
-    /// The reference of an epilogue applied to the product: element i becomes `f(i, product_i)`
-    /// (a fused GEMM's alpha, C, bias and activation), in f64.
-    pub fn map(&mut self, gpu: &Gpu, f: impl Fn(usize, f64) -> f64) -> Result<()> {
-        match self {
-            GemmReference::Host(want) => want.iter_mut().enumerate().for_each(|(i, w)| *w = f(i, *w)),
-            GemmReference::Device { product, ref2, .. } => {
-                let mut host = gpu.stream.clone_dtoh(product)?;
-                host.iter_mut().enumerate().for_each(|(i, w)| *w = f(i, *w));
-                *ref2 = host.iter().map(|x| x * x).sum();
-                gpu.stream.memcpy_htod(&host, product)?;
-            }
-        }
-        Ok(())
     }
 
     /// Every element of `out` (the product under test, on the GPU) against the reference.

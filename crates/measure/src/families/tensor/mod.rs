@@ -94,15 +94,15 @@ impl<K: Kind> Family for MmaGemm<K> {
         let [m, n, k] = [shape.0[0] as usize, shape.0[1] as usize, shape.0[2] as usize];
         let (a_in, a) = K::draw_a(m * k, seed);
         let (b_in, b) = K::draw(k * n, seed ^ 0x9e37_79b9_7f4a_7c15);
-        let mut reference = GemmReference::new(gpu, &a, &b, [m, n, k], seed)?;
-        let fused = match K::EPILOGUE {
+        let (reference, fused) = match K::EPILOGUE {
             Some(e) => {
                 let (c_in, c_exact) = K::draw(m * n, seed ^ 0x5bd1_e995);
                 let (bias, bias_exact) = K::draw(n, seed ^ 0x2545_f491);
-                reference.map(gpu, |i, ab| e.apply(ab, c_exact[i] as f64, bias_exact[i % n] as f64))?;
-                Some(Fused { c_in: gpu.stream.clone_htod(&c_in)?, bias: gpu.stream.clone_htod(&bias)?, e })
+                let f = |i: usize, ab: f64| e.apply(ab, c_exact[i] as f64, bias_exact[i % n] as f64);
+                let reference = GemmReference::mapped(gpu, &a, &b, [m, n, k], seed, &f)?;
+                (reference, Some(Fused { c_in: gpu.stream.clone_htod(&c_in)?, bias: gpu.stream.clone_htod(&bias)?, e }))
             }
-            None => None,
+            None => (GemmReference::new(gpu, &a, &b, [m, n, k], seed)?, None),
         };
         let b_t = if K::B_KMAJOR {
             let t: Vec<K::In> = (0..n * k).map(|i| b_in[(i % k) * n + i / k]).collect();
@@ -167,6 +167,10 @@ impl<K: Kind> Case for MmaCase<K> {
         let grid = kernel.grid(gpu, self.n as u64, self.m as u64, 0)?;
         let (m, n, k) = (self.m, self.n, self.k);
         let Some(bk) = tma_bk else {
+            // The epilogue's operands travel in the tensor-map path's args alone.
+            if self.fused.is_some() {
+                return Err(LabError::Usage(format!("{}: a fused epilogue needs the tensor-map path (TMA = 1)", kernel.spec.name)));
+            }
             let (a, _a) = self.a.device_ptr(&gpu.stream);
             let (b, _b) = self.b.device_ptr(&gpu.stream);
             let (c, _c) = self.c.device_ptr_mut(&gpu.stream);
