@@ -149,6 +149,7 @@ impl Workload {
                 text.replacen(" training step", " forward pass", 1)
                     .replace(", forward and backward", "")
                     .replace(", and AdamW's update", "")
+                    .replace(", and SGD's update", "")
             ),
         }
     }
@@ -159,7 +160,7 @@ impl Workload {
             Workload::BertBaseMlm => format!("a BERT-base training step with its MLM head, {batch} x {SEQ} tokens: 12 layers' dense and attention GEMMs, the head's transform and its projection onto {VOCAB} classes, their element-wise passes and the cross-entropy, forward and backward, and AdamW's update"),
             Workload::BertLarge => format!("a BERT-large training step, {batch} x {SEQ} tokens: 24 layers' dense and attention GEMMs and their element-wise passes, forward and backward"),
             Workload::Resnet50 => format!(
-                "a ResNet-50 training step, batch {batch}: its 53 convolutions (in fp16 at cuDNN's rate on each of their 23 shapes where the lab measured it, else as 5 implicit GEMMs at cuBLAS's efficiency), and its batch norms and ReLUs, forward and backward"
+                "a ResNet-50 training step, batch {batch}: its 53 convolutions (in fp16 at cuDNN's rate on each of their 23 shapes where the lab measured it, else as 5 implicit GEMMs at cuBLAS's efficiency), its batch norms, ReLUs, residual adds and max pool, forward and backward, and SGD's update"
             ),
             Workload::Gemm(s) => format!("one GEMM {}x{}x{}", s.0[0], s.0[1], s.0[2]),
         }
