@@ -172,16 +172,17 @@ fn odd_and_thin_shapes_verify_or_skip_with_a_reason() {
     }
 }
 
-#[test]
-#[ignore = "needs a GPU"]
-fn convolutions_verify_at_odd_shapes_and_through_the_device_reference() {
-    // Channels off the 16-byte runs (the stem's 3, 5), strided and unpadded windows, an image
-    // smaller than the filter's reach, and one above 2^30 multiply-adds, whose reference is the
-    // GPU's sum of tap GEMMs anchored to the CPU's sample; cuDNN alike, where it is installed.
-    let sizes = ["3x23x19x3-17x7x7-s2", "2x9x9x5-33x3x3-s3-p0", "1x2x3x8-8x3x3", "4x15x15x64-72x1x1-s2", "32x56x56x64-64x3x3"];
-    let opts = Options { filter: Some("conv_fp16".into()), sizes: sizes.map(String::from).to_vec(), fuzz: Some(6), ..Options::default() };
+/// Every variant of `family` passes at `sizes` and `fuzz` random shapes; its cuDNN baseline
+/// passes too, or is skipped because cuDNN is not installed.
+fn verifies_against_cudnn(family: &str, sizes: &[&str], fuzz: usize) {
+    let opts = Options {
+        filter: Some(family.into()),
+        sizes: sizes.iter().map(|s| s.to_string()).collect(),
+        fuzz: Some(fuzz),
+        ..Options::default()
+    };
     let entries = run(&opts, 5);
-    assert_eq!(entries.iter().filter(|e| e.kind == Kind::Variant && e.status == Status::Ok).count(), sizes.len() + 6);
+    assert_eq!(entries.iter().filter(|e| e.kind == Kind::Variant && e.status == Status::Ok).count(), sizes.len() + fuzz);
     for e in &entries {
         match e.status {
             Status::Ok => assert!(e.verify.as_ref().unwrap().passed()),
@@ -193,21 +194,23 @@ fn convolutions_verify_at_odd_shapes_and_through_the_device_reference() {
 
 #[test]
 #[ignore = "needs a GPU"]
+fn convolutions_verify_at_odd_shapes_and_through_the_device_reference() {
+    // Channels off the 16-byte runs (the stem's 3, 5), strided and unpadded windows, an image
+    // smaller than the filter's reach, and one above 2^30 multiply-adds, whose reference is the
+    // GPU's sum of tap GEMMs anchored to the CPU's sample.
+    verifies_against_cudnn(
+        "conv_fp16",
+        &["3x23x19x3-17x7x7-s2", "2x9x9x5-33x3x3-s3-p0", "1x2x3x8-8x3x3", "4x15x15x64-72x1x1-s2", "32x56x56x64-64x3x3"],
+        6,
+    );
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn batch_norms_verify_with_and_without_whole_vectors_and_tables() {
     // Channels off the 4-element accesses (3, 7), past the rung's table of 2048 (2056), and the
-    // stem's; cuDNN alike, where it is installed.
-    let sizes = ["2x9x7x3", "3x5x5x7", "2x3x3x2056", "8x112x112x64"];
-    let opts =
-        Options { filter: Some("batchnorm_fp16".into()), sizes: sizes.map(String::from).to_vec(), fuzz: Some(4), ..Options::default() };
-    let entries = run(&opts, 5);
-    assert_eq!(entries.iter().filter(|e| e.kind == Kind::Variant && e.status == Status::Ok).count(), sizes.len() + 4);
-    for e in &entries {
-        match e.status {
-            Status::Ok => assert!(e.verify.as_ref().unwrap().passed()),
-            Status::Skipped => assert!(e.kind == Kind::Baseline && e.reason.as_ref().is_some_and(|r| r.contains("cuDNN")), "{e:?}"),
-            Status::Failed => panic!("{} {}: {:?}", e.variant, e.shape, e.reason),
-        }
-    }
+    // stem's.
+    verifies_against_cudnn("batchnorm_fp16", &["2x9x7x3", "3x5x5x7", "2x3x3x2056", "8x112x112x64"], 4);
 }
 
 #[test]
