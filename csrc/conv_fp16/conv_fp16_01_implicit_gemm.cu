@@ -9,8 +9,7 @@
 // Limits: one stage, so loads and math do not overlap; the stem's 3 channels (c % 8 != 0) go
 //   element by element; the filters' slice is transposed into shared memory element by element;
 //   the output leaves through a per-warp staging tile.
-#include "lab_conv.h"
-#include "wmma_ptx.cuh"
+#include "conv_implicit.cuh"
 
 #define THREADS (BLOCK_X)
 #define WARPS (THREADS / 32)
@@ -29,47 +28,27 @@ struct lab_smem {
     };
 };
 
-// One output pixel's window: its image and the input row and column its filter's first tap
-// lands on (negative in the padding).
-struct lab_window {
-    int img, ih, iw;
-    bool inside;  // the pixel exists (the last tile of M runs past n p q)
-};
-
-__device__ __forceinline__ unsigned short lab_tap(const lab_conv_args& p, const unsigned short* X, const lab_window& win, int kk) {
-    const int cc = kk % p.c, tap = kk / p.c;
-    const int ih = win.ih + tap / p.s, iw = win.iw + tap % p.s;
-    if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) return 0;
-    return X[(((size_t)win.img * p.h + ih) * p.w + iw) * p.c + cc];
-}
-
-// Columns kk .. kk + 7 of A's row for `win`: zeros past the depth, outside the image or past M.
+// Columns kk .. kk + 7 of A's row for `win`: one 16-byte run where c is a multiple of 8 (one
+// tap's channels), else element by element.
 __device__ __forceinline__ uint4 lab_gather_a(const lab_conv_args& p, const unsigned short* X, const lab_window& win, int kk, int depth) {
-    if (!win.inside || kk >= depth) return make_uint4(0, 0, 0, 0);
-    if (p.c % 8 == 0) {  // one tap's channels cc .. cc + 7: a whole, aligned 16-byte run
-        const int cc = kk % p.c, tap = kk / p.c;
-        const int ih = win.ih + tap / p.s, iw = win.iw + tap % p.s;
-        if (ih < 0 || ih >= p.h || iw < 0 || iw >= p.w) return make_uint4(0, 0, 0, 0);
-        return *reinterpret_cast<const uint4*>(X + (((size_t)win.img * p.h + ih) * p.w + iw) * p.c + cc);
+    if (p.c % 8 == 0) {
+        const long long at = lab_tap_at(p, win, kk, depth);
+        return at < 0 ? make_uint4(0, 0, 0, 0) : *reinterpret_cast<const uint4*>(X + at);
     }
     unsigned e[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) e[j] = kk + j < depth ? lab_tap(p, X, win, kk + j) : 0;
+    for (int j = 0; j < 8; ++j) {
+        const long long at = lab_tap_at(p, win, kk + j, depth);
+        e[j] = at < 0 ? 0 : X[at];
+    }
     return make_uint4(e[0] | e[1] << 16, e[2] | e[3] << 16, e[4] | e[5] << 16, e[6] | e[7] << 16);
-}
-
-__device__ __forceinline__ unsigned short lab_to_fp16(float f) {
-    unsigned short h;
-    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-    return h;
 }
 
 extern "C" __global__ void __launch_bounds__(THREADS) conv_fp16_01_implicit_gemm(lab_conv_args p) {
     __shared__ __align__(32) lab_smem s;
     const unsigned short* X = lab_ptr<const unsigned short>(p.src);
     const unsigned short* W = lab_ptr<const unsigned short>(p.filter);
-    unsigned short* Y = lab_ptr<unsigned short>(p.dst);
-    const int pixels = p.n * p.p * p.q, depth = p.r * p.s * p.c;
+    const int depth = p.r * p.s * p.c;
     const int row0 = blockIdx.x * BM, col0 = blockIdx.y * BN;
     const int warp = threadIdx.x / 32;
     const int wr = (warp / (BN / WN)) * WM, wc = (warp % (BN / WN)) * WN;
@@ -77,11 +56,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_fp16_01_implicit_gemm
     // The rows of A a thread gathers are the same at every k-step: their windows, once.
     lab_window win[A_GROUPS];
 #pragma unroll
-    for (int g = 0; g < A_GROUPS; ++g) {
-        const int m = row0 + (threadIdx.x + g * THREADS) / (BK / 8);
-        const int pix = m < pixels ? m : 0, pq = pix % (p.p * p.q);
-        win[g] = {pix / (p.p * p.q), (pq / p.q) * p.stride - p.pad, (pq % p.q) * p.stride - p.pad, m < pixels};
-    }
+    for (int g = 0; g < A_GROUPS; ++g) win[g] = lab_window_of(p, row0 + (threadIdx.x + g * THREADS) / (BK / 8));
     lab_frag_c acc[WM / 16][WN / 16];
 #pragma unroll
     for (int i = 0; i < WM / 16; ++i)
@@ -127,28 +102,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) conv_fp16_01_implicit_gemm
         }
         __syncthreads();
     }
-    // Epilogue: each fragment through the warp's staging tile; a lane takes 8 of a row's 16
-    // columns, stored as one 16-byte run where the row of Y allows it.
-    float* stage = &s.c[warp][0][0];
-    const int lane = threadIdx.x % 32, sr = lane / 2, sc = (lane % 2) * 8;
-#pragma unroll
-    for (int i = 0; i < WM / 16; ++i)
-#pragma unroll
-        for (int j = 0; j < WN / 16; ++j) {
-            lab_store_c_shared(stage, acc[i][j], 16 + 4);
-            __syncwarp();
-            const int m = row0 + wr + 16 * i + sr, col = col0 + wc + 16 * j + sc;
-            unsigned short h[8];
-#pragma unroll
-            for (int e = 0; e < 8; ++e) h[e] = lab_to_fp16(stage[sr * (16 + 4) + sc + e]);
-            if (m < pixels && p.k % 8 == 0 && col + 8 <= p.k) {
-                *reinterpret_cast<uint4*>(Y + (size_t)m * p.k + col) =
-                    make_uint4(h[0] | (unsigned)h[1] << 16, h[2] | (unsigned)h[3] << 16, h[4] | (unsigned)h[5] << 16, h[6] | (unsigned)h[7] << 16);
-            } else if (m < pixels) {
-#pragma unroll
-                for (int e = 0; e < 8; ++e)
-                    if (col + e < p.k) Y[(size_t)m * p.k + col + e] = h[e];
-            }
-            __syncwarp();
-        }
+    lab_conv_store(p, acc, row0 + wr, col0 + wc, &s.c[warp][0][0]);
 }

@@ -1,7 +1,10 @@
-//! cuDNN's 2-D convolution forward in fp16, channels last: the conv family's baseline. Its
-//! algorithm is the fastest `cudnnFindConvolutionForwardAlgorithm` timed for the shape, as
-//! PyTorch picks one with `torch.backends.cudnn.benchmark` on (what a ResNet's training script
-//! sets), with fp32 accumulation on the Tensor Cores (CUDNN_TENSOR_OP_MATH, PyTorch's for fp16).
+//! cuDNN's 2-D convolution forward in fp16, channels last: the conv family's baseline, with fp32
+//! accumulation on the Tensor Cores (CUDNN_TENSOR_OP_MATH, PyTorch's for fp16). Its algorithm is
+//! the fastest for the shape, as PyTorch looks for one with `torch.backends.cudnn.benchmark` on
+//! (what a ResNet's training script sets): `cudnnFindConvolutionForwardAlgorithm` lists the
+//! algorithms that run, and the lab times each of them itself. cuDNN's search runs each once, and
+//! on an H100 its pick for the stride-1 1x1 convolutions of ResNet-50 changed from one run to the
+//! next, one pick running at half the other's rate.
 //! cudarc's safe wrapper keeps its handle and descriptors private and has no search, so this
 //! holds its own, as `dnn::RowSoftmaxBackward` does, and destroys them when dropped.
 
@@ -44,9 +47,9 @@ pub struct ConvFwd {
 }
 
 impl ConvFwd {
-    /// The descriptors for `d`, and the algorithm cuDNN's search timed fastest (each candidate
-    /// run once, on buffers cuDNN allocates for the search).
-    pub fn new(gpu: &Gpu, d: ConvDims) -> Result<ConvFwd> {
+    /// The descriptors for `d`, and the fastest of the algorithms cuDNN's search lists, each
+    /// timed on x, w and y (the case's own buffers).
+    pub fn new(gpu: &Gpu, d: ConvDims, x: &CudaSlice<f16>, w: &CudaSlice<f16>, y: &mut CudaSlice<f16>) -> Result<ConvFwd> {
         loaded().clone().map_err(LabError::Unavailable)?;
         let int = |v: usize| i32::try_from(v).map_err(|_| LabError::Usage(format!("{v} is over cuDNN's int dimensions")));
         let (p, q) = ((d.h + 2 * d.pad - d.r) / d.stride + 1, (d.w + 2 * d.pad - d.r) / d.stride + 1);
@@ -81,21 +84,26 @@ impl ConvFwd {
             result::set_convolution2d_descriptor(op.conv, pad, pad, stride, stride, 1, 1, mode, float).map_err(dnn_err)?;
             result::set_convolution_math_type(op.conv, sys::cudnnMathType_t::CUDNN_TENSOR_OP_MATH).map_err(dnn_err)?;
         }
-        // The descriptor keeps CUDNN_TENSOR_OP_MATH: setting the math type the search reports for
-        // its fastest algorithm instead ran the 1x1 convolutions at half the rate on an H100
-        // (256x56x56x64-64x1x1: 38.7 TFLOP/s against 83.0), where PyTorch's profiled ResNet-50
-        // step spends less on all 53 convolutions than this faster choice sums to.
-        op.algo = op.fastest()?;
-        // SAFETY: the live descriptors of one convolution.
-        let bytes =
-            unsafe { result::get_convolution_forward_workspace_size(op.handle, op.x, op.w, op.conv, op.y, op.algo) }.map_err(dnn_err)?;
-        // SAFETY: scratch for cuDNN, which writes it before reading it.
-        op.workspace = if bytes > 0 { Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?) } else { None };
+        let mut best = (f64::INFINITY, None);
+        for algo in op.candidates()? {
+            op.algo = algo;
+            // SAFETY: the live descriptors of one convolution.
+            let bytes =
+                unsafe { result::get_convolution_forward_workspace_size(op.handle, op.x, op.w, op.conv, op.y, algo) }.map_err(dnn_err)?;
+            // SAFETY: scratch for cuDNN, which writes it before reading it.
+            op.workspace = if bytes > 0 { Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?) } else { None };
+            let ms = op.time(gpu, x, w, y)?;
+            if ms < best.0 {
+                best = (ms, Some((algo, op.workspace.take())));
+            }
+        }
+        let (algo, workspace) = best.1.ok_or_else(|| LabError::Cudnn("no forward convolution algorithm of cuDNN ran this shape".into()))?;
+        (op.algo, op.workspace) = (algo, workspace);
         Ok(op)
     }
 
-    /// The algorithm `cudnnFindConvolutionForwardAlgorithm` timed fastest among those that ran.
-    fn fastest(&self) -> Result<sys::cudnnConvolutionFwdAlgo_t> {
+    /// The algorithms `cudnnFindConvolutionForwardAlgorithm` ran for this shape.
+    fn candidates(&self) -> Result<Vec<sys::cudnnConvolutionFwdAlgo_t>> {
         const ALGOS: usize = sys::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_COUNT as usize;
         let mut count = 0;
         // SAFETY: plain-data records cuDNN fills; zero is a valid bit pattern for each field.
@@ -114,12 +122,24 @@ impl ConvFwd {
             )
         };
         status.result().map_err(dnn_err)?;
-        // The results come sorted by time; a candidate that could not run carries its status.
-        perf[..count.max(0) as usize]
-            .iter()
-            .find(|p| p.status == sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS)
-            .map(|p| p.algo)
-            .ok_or_else(|| LabError::Cudnn("no forward convolution algorithm of cuDNN ran this shape".into()))
+        // A candidate that could not run carries its status.
+        Ok(perf[..count.max(0) as usize].iter().filter(|p| p.status == sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS).map(|p| p.algo).collect())
+    }
+
+    /// The median of 5 runs of the current algorithm after 2 to warm up, ms on the host's clock
+    /// to the stream's end: the launch's cost is the same for every candidate.
+    fn time(&mut self, gpu: &Gpu, x: &CudaSlice<f16>, w: &CudaSlice<f16>, y: &mut CudaSlice<f16>) -> Result<f64> {
+        let mut ms = Vec::new();
+        for run in 0..7 {
+            let start = std::time::Instant::now();
+            self.launch(x, w, y)?;
+            gpu.sync()?;
+            if run >= 2 {
+                ms.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        ms.sort_by(f64::total_cmp);
+        Ok(ms[ms.len() / 2])
     }
 
     /// y = the convolution of x with the filters w, on the GPU's stream.

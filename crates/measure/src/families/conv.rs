@@ -99,15 +99,11 @@ impl Family for Conv {
             stride: s.stride as usize,
             pad: s.pad as usize,
         };
-        Ok(Box::new(ConvCase {
-            s,
-            src: gpu.stream.clone_htod(&x_in)?,
-            filter: gpu.stream.clone_htod(&f_in)?,
-            // SAFETY: poisoned before every launch.
-            dst: unsafe { gpu.stream.alloc::<f16>(s.output_elements() as usize) }?,
-            dnn: ConvFwd::new(gpu, dims).map_err(|e| e.to_string()),
-            reference,
-        }))
+        let (src, filter) = (gpu.stream.clone_htod(&x_in)?, gpu.stream.clone_htod(&f_in)?);
+        // SAFETY: poisoned before every launch (cuDNN's search writes it first).
+        let mut dst = unsafe { gpu.stream.alloc::<f16>(s.output_elements() as usize) }?;
+        let dnn = ConvFwd::new(gpu, dims, &src, &filter, &mut dst).map_err(|e| e.to_string());
+        Ok(Box::new(ConvCase { s, src, filter, dst, dnn, reference }))
     }
 }
 
