@@ -8,16 +8,21 @@ on the GPU: what `kernel-lab advise` predicts, measured the way a user would run
 - resnet50: torchvision's resnet50(weights=None), channels-last, 256 images of 224 x 224, 1000
   classes, cross-entropy; training is SGD with momentum under autocast fp16 with a GradScaler.
 
-Each step is timed with CUDA events over --steps after --warmup; then one more step runs under
-torch.profiler and its GPU time is split by category (convolutions, GEMMs, attention,
-normalisation, element-wise, optimizer) from the kernels' names, the launch gaps being the step's
-time the GPU spent in no kernel. Peak memory is torch.cuda.max_memory_allocated over the timed
-steps. Prints one JSON line.
+Each step is timed with CUDA events over --steps after --warmup. The same steps' host side is
+timed too, with the CPU's clock at each phase's end (forward with its loss, backward, the
+optimizer's update): how long the host takes to issue the phase's kernels, which bounds the step
+wherever the GPU runs them faster than eager PyTorch issues them. Nothing in a step waits for the
+GPU, so the host's times are not the GPU's. Then one more step runs under torch.profiler and its
+GPU time is split by category (convolutions, GEMMs, attention, normalisation, element-wise,
+optimizer) from the kernels' names; busy_ms is the time some kernel ran. The profiler slows the
+host, so the timed step's launch gaps are its median less busy_ms, not the profiled step's idle
+time. Peak memory is torch.cuda.max_memory_allocated over the timed steps. Prints one JSON line.
 """
 import argparse
 import json
 import re
 import statistics
+import time
 
 import torch
 
@@ -79,19 +84,30 @@ def resnet(args):
 WORKLOADS = {"bert-base-mlm": (bert, 32), "resnet50": (resnet, 256)}
 
 
-def timed(step, warmup, steps):
+def timed(step, phases, warmup, steps):
+    """The step's GPU time (CUDA events) and, per phase, its host's time (the CPU's clock at each
+    mark the step makes) and the GPU's (an event recorded there), medians over `steps`."""
     for _ in range(warmup):
-        step()
+        step(lambda: None)
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    ms = []
+    ms, host, gpu = [], [], []
     for _ in range(steps):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        marks, events = [time.perf_counter()], [start]
+
+        def mark():
+            marks.append(time.perf_counter())
+            events.append(torch.cuda.Event(enable_timing=True))
+            events[-1].record()
+
         start.record()
-        step()
+        step(mark)
         end.record()
         end.synchronize()
         ms.append(start.elapsed_time(end))
+        host.append([(b - a) * 1e3 for a, b in zip(marks, marks[1:])])
+        gpu.append([a.elapsed_time(b) for a, b in zip(events, events[1:])])
     ms.sort()
     return {
         "median_ms": statistics.median(ms),
@@ -99,6 +115,10 @@ def timed(step, warmup, steps):
         "max_ms": ms[-1],
         "steps": steps,
         "max_memory_allocated_gb": torch.cuda.max_memory_allocated() / 1e9,
+        "host_ms": {p: statistics.median(h[i] for h in host) for i, p in enumerate(phases)},
+        # When the GPU finished each phase's kernels, from the one before: the interplay of the
+        # two clocks, which advise's model of the step is checked against.
+        "gpu_ms": {p: statistics.median(g[i] for g in gpu) for i, p in enumerate(phases)},
     }
 
 
@@ -110,14 +130,14 @@ def breakdown(step):
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         start.record()
-        step()
+        step(lambda: None)
         end.record()
         end.synchronize()
     total = start.elapsed_time(end)
     per = {cat: 0.0 for cat, _ in CATEGORIES}
     per["element-wise"] = 0.0
     kernels = []
-    by_name = {}
+    by_name, calls = {}, {}
     for e in prof.events():
         if e.device_type.name != "CUDA" or "memcpy" in e.name.lower() or "memset" in e.name.lower():
             continue
@@ -126,6 +146,7 @@ def breakdown(step):
         ms = (e.time_range.end - e.time_range.start) / 1e3
         per[category(e.name)] += ms
         by_name[e.name] = by_name.get(e.name, 0.0) + ms
+        calls[e.name] = calls.get(e.name, 0) + 1
     kernels.sort()
     busy, reach = 0.0, None
     for s, t in kernels:
@@ -136,10 +157,11 @@ def breakdown(step):
             busy += t - reach
             reach = t
     per["launch gaps"] = max(0.0, total - busy / 1e3)
-    # The kernels that took longest, with the category each was put in, so the sorting can be read.
-    top = sorted(by_name.items(), key=lambda kv: -kv[1])[:12]
-    return {"step_ms": total, "kernels": len(kernels), "ms": per,
-            "top": [{"kernel": k[:100], "category": category(k), "ms": round(v, 3)} for k, v in top]}
+    # Every kernel, longest first, with the category it was put in (so the sorting can be read)
+    # and its launches: what a model of the step's passes is checked against.
+    top = sorted(by_name.items(), key=lambda kv: -kv[1])
+    return {"step_ms": total, "busy_ms": busy / 1e3, "kernels": len(kernels), "ms": per,
+            "top": [{"kernel": k[:240], "category": category(k), "calls": calls[k], "ms": round(v, 3)} for k, v in top]}
 
 
 def main():
@@ -165,20 +187,29 @@ def main():
     if args.mode == "train":
         model.train()
 
-        def step():
+        # The fused optimizers take the scaler's inf check as a tensor: no phase waits for the GPU.
+        def step(mark):
             opt.zero_grad(set_to_none=True)
-            scaler.scale(forward()).backward()
+            loss = scaler.scale(forward())
+            mark()
+            loss.backward()
+            mark()
             scaler.step(opt)
             scaler.update()
+            mark()
 
+        phases = ("forward", "backward", "update")
     else:
         model.eval()
 
-        def step():
+        def step(mark):
             with torch.inference_mode():
                 forward()
+            mark()
 
-    time = timed(step, args.warmup, args.steps)
+        phases = ("forward",)
+
+    timing = timed(step, phases, args.warmup, args.steps)
     print(json.dumps({
         "workload": args.workload,
         "mode": args.mode,
@@ -189,7 +220,7 @@ def main():
         "gpu": torch.cuda.get_device_name(),
         "sms": torch.cuda.get_device_properties(0).multi_processor_count,
         "torch": torch.__version__,
-        "time": time,
+        "time": timing,
         "profile": breakdown(step),
     }))
 

@@ -19,15 +19,20 @@ fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
     let dense = 2.0 * 16384.0 * (768.0 * 2304.0 + 768.0 * 768.0 + 768.0 * 3072.0 + 3072.0 * 768.0);
     let attention = 32.0 * 12.0 * 2.0 * (2.0 * 512.0 * 512.0 * 64.0);
     assert!((flops / (12.0 * (3.0 * dense + 3.5 * attention)) - 1.0).abs() < 1e-12, "{flops}");
-    // The element-wise passes over the tokens' activations, bytes per element forward: two casts
-    // fp32 -> fp16 (6 each), the QKV split (3 x 4), three dropouts over 1 + 4 + 1 widths (5
-    // each), two fp32 residual adds (10 each), GELU over 4 (4 each): 90 in fp16; in fp32 no
-    // casts and 4-byte elements: 134. The two fp32 layer norms (8 each) are apart, on the
-    // tokens x hidden matrix the layernorm family measures.
+    // The element-wise passes over the tokens' activations, bytes per element forward: four casts
+    // fp32 -> fp16 (6 each: query's, key's, value's and the FFN's inputs), three dropouts over
+    // 1 + 4 + 1 widths (5 each), two fp32 residual adds (10 each), GELU over 4 (4 each): 90 in
+    // fp16; in fp32 no casts and 4-byte elements: 110. The two fp32 layer norms (8 each) are
+    // apart, on the tokens x hidden matrix the layernorm family measures. Under autocast the
+    // GEMMs' 12 x (12 x 768² + 9 x 768) weights and biases are cast (6 bytes), their gradients
+    // cast back (6) and unscaled (8); 6 bytes a parameter at inference; none in fp32.
+    let weights = 12.0 * (12.0 * 768.0 * 768.0 + 9.0 * 768.0);
     let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap();
-    assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 90.0) - 1.0).abs() < 1e-12, "{bytes}");
+    assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 90.0 + 20.0 * weights) - 1.0).abs() < 1e-12, "{bytes}");
+    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Infer).unwrap();
+    assert!((bytes / (12.0 * 16384.0 * 768.0 * 60.0 + 6.0 * weights) - 1.0).abs() < 1e-12, "{bytes}");
     let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
-    assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 134.0) - 1.0).abs() < 1e-12, "{bytes}");
+    assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 110.0) - 1.0).abs() < 1e-12, "{bytes}");
     // Backward, each reads x and dy and writes dx (12 each), as the layernorm_bwd family does.
     let n = Workload::BertBase.norms(32, Mode::Train).unwrap();
     assert!((n.forward / (12.0 * 16384.0 * 768.0 * 16.0) - 1.0).abs() < 1e-12 && n.dims == [16384, 768], "{n:?}");
@@ -76,9 +81,12 @@ fn bert_base_mlm_is_bert_base_and_its_head_its_cross_entropy_and_adamw() {
     let head = 3.0 * 2.0 * tokens * 768.0 * (768.0 + 30522.0);
     assert!((flops(&mlm) - flops(&base) - head).abs() / head < 1e-12);
     // The head's GELU (4 bytes an element, three times), 36 bytes a logit for the fp32
-    // cross-entropy under fp16 autocast, 28 bytes a parameter for AdamW.
+    // cross-entropy under fp16 autocast, 28 bytes a parameter for AdamW, and autocast's 20 bytes
+    // a parameter for the head's weights (its transform's 768² + 768, the projection's
+    // 30522 x 769).
     let extra = mlm.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap() - base.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap();
-    let want = 3.0 * tokens * 768.0 * 4.0 + tokens * 30522.0 * 36.0 + 109.5e6 * 28.0;
+    let head = 768.0 * 769.0 + 30522.0 * 769.0;
+    let want = 3.0 * tokens * 768.0 * 4.0 + tokens * 30522.0 * 36.0 + 109.5e6 * 28.0 + 20.0 * head;
     assert!((extra / want - 1.0).abs() < 1e-12, "{extra} vs {want}");
     // In fp32 there are no casts: 24 bytes a logit.
     let extra32 =
@@ -169,10 +177,12 @@ fn inference_is_the_forward_pass_alone_in_eval_mode() {
     let train = flops(&mlm, Mode::Train);
     let infer = flops(&mlm, Mode::Infer);
     assert!(((train - 3.5 * attention) / 3.0 - (infer - attention)).abs() / infer < 1e-12, "{train} {infer}");
-    // Element-wise: no dropout, no backward, no AdamW; the loss's cast and log-softmax forward.
+    // Element-wise: no dropout, no backward, no AdamW; the loss's cast and log-softmax forward;
+    // the weights' casts once (the layers' and the head's).
     let e = 2.0;
-    let per_element = 2.0 * (4.0 + e) + 3.0 * 2.0 * e + 2.0 * (4.0 + e + 4.0) + 4.0 * 2.0 * e;
-    let want = 12.0 * tokens * 768.0 * per_element + tokens * 768.0 * 2.0 * e + tokens * 30522.0 * ((e + 4.0) + 8.0);
+    let per_element = 4.0 * (4.0 + e) + 2.0 * (4.0 + e + 4.0) + 4.0 * 2.0 * e;
+    let weights = 12.0 * (12.0 * 768.0 * 768.0 + 9.0 * 768.0) + 768.0 * 769.0 + 30522.0 * 769.0;
+    let want = 12.0 * tokens * 768.0 * per_element + tokens * 768.0 * 2.0 * e + tokens * 30522.0 * ((e + 4.0) + 8.0) + (4.0 + e) * weights;
     let got = mlm.stream_bytes(32, Precision::Fp16, Mode::Infer).unwrap();
     assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
     let (infer, train) = (mlm.norms(32, Mode::Infer).unwrap(), mlm.norms(32, Mode::Train).unwrap());
@@ -219,14 +229,25 @@ fn pytorchs_steps_are_held_to_the_prediction_for_their_gpu_workload_and_mode() {
         let sum: f64 = c.parts.iter().map(|p| p.1).sum();
         assert!((sum - c.predicted_ms).abs() < 1e-9 && c.parts.iter().all(|p| p.2.is_none()), "{:?}", c.parts);
     }
+    // The timed step's gaps are its median less the time kernels ran in the profiled step: from
+    // busy_ms where the file has it, else the profiled step less its own gaps (which the
+    // profiler widens). The host's phases add up to the step's host time.
     let profiled = torch_line("NVIDIA H200", "resnet50", "train", 40.0).replace(
         "\"profile\":{}",
-        "\"profile\":{\"ms\":{\"gemm\":1.0,\"convolution\":2.0,\"attention\":0.5,\"normalisation\":4.0,\"element-wise\":3.0,\"launch gaps\":6.0},\"top\":[{\"kernel\":\"k\"}]}",
+        "\"profile\":{\"step_ms\":42.0,\"ms\":{\"gemm\":1.0,\"convolution\":2.0,\"attention\":0.5,\"normalisation\":4.0,\"element-wise\":3.0,\"launch gaps\":6.0},\"top\":[{\"kernel\":\"k\"}]}",
     );
-    std::fs::write(&file, profiled).unwrap();
+    std::fs::write(&file, &profiled).unwrap();
     let c = &against::check(&against::read(&file).unwrap(), &[]).unwrap()[0];
     let measured: Vec<Option<f64>> = c.parts.iter().map(|p| p.2).collect();
-    assert_eq!(measured, [Some(3.5), Some(7.0), Some(6.0)], "GEMMs, memory-bound passes, launch gaps");
+    assert_eq!(measured, [Some(3.5), Some(7.0), Some(4.0)], "GEMMs, memory-bound passes, launch gaps");
+    assert_eq!(c.host_ms, None);
+    let timed = profiled.replace("\"step_ms\":42.0", "\"step_ms\":42.0,\"busy_ms\":39.5").replace(
+        "\"max_memory_allocated_gb\":13.0",
+        "\"max_memory_allocated_gb\":13.0,\"host_ms\":{\"forward\":6.0,\"backward\":7.5,\"update\":1.0}",
+    );
+    std::fs::write(&file, timed).unwrap();
+    let c = &against::check(&against::read(&file).unwrap(), &[]).unwrap()[0];
+    assert_eq!((c.parts[2].2, c.host_ms), (Some(0.5), Some(14.5)));
     // A GPU the sheet lacks, a mode that is neither, a line that is not a step: one-line errors.
     let one = |line: String| {
         std::fs::write(&file, line).unwrap();

@@ -176,6 +176,7 @@ fn against(a: &AdviseArgs) -> Result<u8> {
         "range ±",
         "inside",
         "memory GB (PyTorch)",
+        "host ms",
         "basis",
     ];
     let mut t = table(&header, a.format);
@@ -192,20 +193,24 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             format!("{:.1}%", 100.0 * c.range_share),
             if c.inside { "yes" } else { "no" }.to_string(),
             format!("{} ({:.2})", opt(c.predicted_gb, |g| format!("{g:.2}")), c.pytorch_gb),
+            opt(c.host_ms, |h| format!("{h:.2}")),
             c.basis.clone(),
         ]);
     }
-    let title = format!("PyTorch's steps (fp16 autocast) beside advise's predictions from {}", a.results_dir.display());
-    // The same steps by part: the model's against torch.profiler's (one profiled step, so its
-    // parts add up to more than the timed median: the profiler slows the launches).
-    let mut parts = table(&["GPU", "workload", "mode", "part", "predicted ms", "torch.profiler ms"], a.format);
+    let title = format!(
+        "PyTorch's steps (fp16 autocast) beside advise's predictions from {}; host ms: the CPU's time to issue the step's kernels, below which it cannot run",
+        a.results_dir.display()
+    );
+    // The same steps by part: the model's against PyTorch's (the kernels' categories from one
+    // profiled step, the gaps from the timed median).
+    let mut parts = table(&["GPU", "workload", "mode", "part", "predicted ms", "PyTorch ms"], a.format);
     for c in &checks {
         for (part, ms, measured) in &c.parts {
             let cells = [c.gpu.to_string(), c.workload.clone(), format!("{:?}", c.mode).to_lowercase(), part.to_string()];
             parts.add_row([cells.to_vec(), vec![format!("{ms:.2}"), opt(*measured, |m| format!("{m:.2}"))]].concat());
         }
     }
-    let parts_title = "The same steps by part: the model's GEMMs (ResNet-50's convolutions and attention among them), its memory-bound passes (element-wise, normalisation, the optimizer) and the launch gaps it does not price, against torch.profiler's categories in one profiled step";
+    let parts_title = "The same steps by part: the model's GEMMs (ResNet-50's convolutions and attention among them) and memory-bound passes (element-wise, normalisation, the optimizer), against torch.profiler's categories in one profiled step, and the launch gaps the model does not price, the timed step's median less the time kernels ran in the profiled one";
     for (title, t) in [(title.as_str(), &t), (parts_title, &parts)] {
         if a.format == Format::Csv {
             say(a.format, title)?;

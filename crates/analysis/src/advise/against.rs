@@ -4,6 +4,7 @@
 //! each GPU's own results that is the model's error where it was fitted; with one GPU's results
 //! alone, a prediction for the others made before they were measured.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -32,7 +33,13 @@ pub struct TorchStep {
 #[derive(Debug, Clone, Deserialize)]
 pub struct TorchProfile {
     #[serde(default)]
-    pub ms: std::collections::BTreeMap<String, f64>,
+    pub ms: BTreeMap<String, f64>,
+    /// The profiled step's time and the time some kernel ran in it, ms (older files lack the
+    /// latter: it is the step less its idle time, "launch gaps").
+    #[serde(default)]
+    pub step_ms: Option<f64>,
+    #[serde(default)]
+    pub busy_ms: Option<f64>,
     /// The longest kernels with the category each was put in. A profile without them is not
     /// compared: its sorting cannot be checked.
     #[serde(default)]
@@ -43,6 +50,17 @@ pub struct TorchProfile {
 pub struct TorchTime {
     pub median_ms: f64,
     pub max_memory_allocated_gb: f64,
+    /// The host's time to issue each phase of the step (forward, backward, update), ms, where
+    /// the script recorded it.
+    #[serde(default)]
+    pub host_ms: BTreeMap<String, f64>,
+}
+
+impl TorchProfile {
+    /// The time some kernel ran in the profiled step, ms.
+    fn busy(&self) -> Option<f64> {
+        self.busy_ms.or_else(|| Some(self.step_ms? - self.ms.get("launch gaps")?))
+    }
 }
 
 /// A PyTorch step beside the prediction for it.
@@ -62,19 +80,20 @@ pub struct Check {
     pub inside: bool,
     pub pytorch_gb: f64,
     pub predicted_gb: Option<f64>,
+    /// The host's time to issue the step, ms, where measured: the step cannot run faster.
+    pub host_ms: Option<f64>,
     pub basis: String,
     /// The step by what the model prices apart, ms: (part, predicted, torch.profiler's).
     pub parts: Vec<(&'static str, f64, Option<f64>)>,
 }
 
 /// torch.profiler's categories each part of the model stands for: the GEMMs (ResNet-50's
-/// convolutions among them, shape by shape or as implicit GEMMs; attention as its GEMMs), the passes priced at
-/// memory speed (element-wise, normalisation, the optimizer's update), and the gaps between
-/// kernels, which the model does not price.
-const PARTS: [(&str, &[&str]); 3] = [
+/// convolutions among them, shape by shape or as implicit GEMMs; attention as its GEMMs) and the
+/// passes priced at memory speed (element-wise, normalisation, the optimizer's update). The third
+/// part, the gaps between kernels, the model does not price.
+const PARTS: [(&str, &[&str]); 2] = [
     ("GEMMs", &["gemm", "attention", "convolution"]),
     ("memory-bound passes", &["element-wise", "normalisation", "optimizer"]),
-    ("launch gaps", &["launch gaps"]),
 ];
 
 /// The steps of a torch_step.py output file; a line that is not one is an error naming it.
@@ -117,7 +136,12 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
             let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms;
             let profile = s.profile.as_ref().filter(|p| !p.top.is_empty());
             let measured = |cats: &[&str]| profile.map(|p| cats.iter().filter_map(|c| p.ms.get(*c)).sum::<f64>());
-            let parts = PARTS.iter().zip([gemm_ms, row.stream_ms, 0.0]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
+            let mut parts: Vec<_> = PARTS.iter().zip([gemm_ms, row.stream_ms]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
+            // The timed step's gaps: its median less the time kernels ran in the profiled step
+            // (the profiler slows the host, which widens the profiled step's own gaps).
+            let gaps = profile.and_then(TorchProfile::busy).map(|busy| (s.time.median_ms - busy).max(0.0));
+            parts.push(("launch gaps", 0.0, gaps));
+            let host = &s.time.host_ms;
             Ok(Check {
                 gpu: gpu.name,
                 workload: s.workload.clone(),
@@ -131,6 +155,7 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
                 inside: (lo..=hi).contains(&s.time.median_ms),
                 pytorch_gb: s.time.max_memory_allocated_gb,
                 predicted_gb: row.memory_gb,
+                host_ms: (!host.is_empty()).then(|| host.values().sum()),
                 basis: row.basis.clone(),
                 parts,
             })

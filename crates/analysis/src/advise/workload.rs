@@ -255,6 +255,17 @@ impl Workload {
 }
 
 impl Workload {
+    /// The parameters BERT's GEMMs read, which autocast casts: each layer's four hidden x hidden
+    /// and two hidden x 4 hidden matrices with their biases; with the MLM head also its
+    /// transform and its projection onto the vocabulary (the word embeddings, tied).
+    fn gemm_parameters(&self) -> Option<f64> {
+        let (layers, hidden, _) = self.bert()?;
+        let h = hidden as f64;
+        let layer = 4.0 * (h * h + h) + (h * 4.0 * h + 4.0 * h) + (4.0 * h * h + h);
+        let head = if *self == Workload::BertBaseMlm { h * h + h + VOCAB as f64 * (h + 1.0) } else { 0.0 };
+        Some(layers * layer + head)
+    }
+
     pub(super) fn bert(&self) -> Option<(f64, u64, u64)> {
         match self {
             Workload::BertBase | Workload::BertBaseMlm => Some(BASE),
@@ -265,14 +276,16 @@ impl Workload {
 
     /// Bytes the step's element-wise passes other than its layer and batch norms move, which run
     /// at memory speed. ResNet-50: ReLU, the residual adds, the max pool and the update, counted
-    /// in `resnet`. BERT, as an
-    /// eager framework runs a post-norm encoder layer under mixed precision: the residual stream
-    /// and layer norms stay in fp32 (autocast's fp32 list) and are cast to the GEMMs' type before
-    /// the QKV and first FFN GEMMs; the packed QKV output is split into three copies; dropout
-    /// (after attention, in the FFN, after the FFN) reads, writes and stores a byte mask; GELU
-    /// runs over the FFN's 4 x hidden. Attention is fused: its scores never reach memory. The
-    /// backward passes move about twice the forward's; inference runs the forward alone, in eval
-    /// mode (no dropout).
+    /// in `resnet`. BERT, as transformers' eager post-norm encoder layer runs under autocast: the
+    /// residual stream and layer norms stay in fp32 (autocast's fp32 list) and are cast to the
+    /// GEMMs' type by each GEMM that reads them, four a layer (query, key and value are three
+    /// Linear layers, each casting its own input, and the FFN's first; torch.profiler counts 198
+    /// casts in an inference step, the weights' among them); dropout (after attention, in the
+    /// FFN, after the FFN) reads, writes and stores a byte mask; GELU runs over the FFN's 4 x
+    /// hidden. Attention is fused: its scores never reach memory. The backward passes move about
+    /// twice the forward's; inference runs the forward alone, in eval mode (no dropout). Autocast
+    /// also casts every weight the GEMMs read each forward, and in training casts its gradient
+    /// back, which the GradScaler then unscales.
     pub fn stream_bytes(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
         let passes = mode.gemm_passes();
         if *self == Workload::Resnet50 {
@@ -280,16 +293,22 @@ impl Workload {
         }
         let (layers, hidden, _) = self.bert()?;
         let (e, f32) = (p.out_bytes(), 4.0);
-        let casts = if e < f32 { 2.0 * (f32 + e) } else { 0.0 };
-        let qkv_split = 3.0 * 2.0 * e;
+        let casts = if e < f32 { 4.0 * (f32 + e) } else { 0.0 };
         let dropouts = if mode == Mode::Train { (1.0 + 4.0 + 1.0) * (2.0 * e + 1.0) } else { 0.0 };
         let residuals = 2.0 * (f32 + e + f32);
         let gelu = 4.0 * 2.0 * e;
         // Bytes per element of the tokens' activations (tokens x hidden), forward; the layer
         // norms' are `norms`, priced apart.
-        let per_element = casts + qkv_split + dropouts + residuals + gelu;
+        let per_element = casts + dropouts + residuals + gelu;
         let tokens = (batch * SEQ) as f64;
-        let layers_bytes = passes * layers * tokens * hidden as f64 * per_element;
+        // The weights' 16-bit copies (f32 in, e out) and in training their gradients' way back
+        // (e in, f32 out) and unscaling (f32 in and out).
+        let weight_casts = match (e < f32, mode) {
+            (false, _) => 0.0,
+            (true, Mode::Infer) => f32 + e,
+            (true, Mode::Train) => 2.0 * (f32 + e) + 2.0 * f32,
+        };
+        let layers_bytes = passes * layers * tokens * hidden as f64 * per_element + self.gemm_parameters()? * weight_casts;
         if *self != Workload::BertBaseMlm {
             return Some(layers_bytes);
         }
