@@ -92,7 +92,14 @@ impl ConvFwd {
                 unsafe { result::get_convolution_forward_workspace_size(op.handle, op.x, op.w, op.conv, op.y, algo) }.map_err(dnn_err)?;
             // SAFETY: scratch for cuDNN, which writes it before reading it.
             op.workspace = if bytes > 0 { Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?) } else { None };
-            let ms = op.time(gpu, x, w, y)?;
+            // A candidate cuDNN refuses when it runs (a status of cuDNN's, which leaves the
+            // context usable) is passed over and the others are still timed; a fault of the
+            // GPU's ends the search.
+            let ms = match op.time(gpu, x, w, y) {
+                Ok(ms) => ms,
+                Err(LabError::Cudnn(_)) => continue,
+                Err(e) => return Err(e),
+            };
             if ms < best.0 {
                 best = (ms, Some((algo, op.workspace.take())));
             }
