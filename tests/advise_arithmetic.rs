@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use kernel_lab::analysis::advise::{self, workload, Mode, Precision, Request, Row, Workload};
 use kernel_lab::analysis::store::View;
 use kernel_lab::facts::sheet::{self, Gpu};
-use kernel_lab::measure::families::conv_shape::ConvShape;
+use kernel_lab::measure::families::conv_shape::{ConvShape, Pass};
 use kernel_lab::measure::families::Shape;
 use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Kind, Status};
@@ -586,16 +586,22 @@ fn conv_bound(g: &Gpu, s: &ConvShape) -> f64 {
 fn convolutions_are_priced_shape_by_shape_at_cudnns_share_on_each() {
     let mut req = request(Workload::Resnet50, Precision::Fp16, 1);
     let convs = req.workload.convs(req.batch, req.mode, req.precision).unwrap();
-    assert_eq!(convs.len(), 23);
-    assert_eq!(convs.iter().map(|c| c.1).sum::<f64>(), 3.0 * 53.0 - 1.0, "each of the 53 three times in training");
-    assert_eq!(convs[0].1, 2.0, "but the stem, whose input (the images) needs no gradient");
-    // cuDNN on the H100 reaching a share of 0.3 + 0.02 i on shape i; the first shape left out,
-    // the lab's own rung (a variant) and a failed baseline beside them, which do not count.
+    // Training: every shape's forward pass and filters' gradient, and its input's gradient but
+    // the stem's, whose input (the images) needs none; each as often as the network has it.
+    assert_eq!(convs.len(), 3 * 23 - 1);
+    assert_eq!(convs.iter().map(|c| c.1).sum::<f64>(), 3.0 * 53.0 - 1.0);
+    let stem = ConvShape::of_network(&kernel_lab::facts::networks::RESNET50[0], 1);
+    assert!(!convs.iter().any(|(s, _)| *s == stem.with(Pass::Data)));
+    // Each pass's convolution: its index in the forward passes, which come first per shape.
+    let index = |s: &ConvShape| convs.iter().filter(|(f, _)| f.pass == Pass::Forward).position(|(f, _)| *f == s.with(Pass::Forward)).unwrap();
+    // cuDNN's forward pass on the H100 reaching a share of 0.3 + 0.02 i on shape i; the first
+    // shape left out, the lab's own rung (a variant) and a failed baseline beside them, which
+    // do not count.
     let share = |i: usize| 0.3 + 0.02 * i as f64;
     let (h100, a100) = (gpu("H100 SXM"), gpu("A100 SXM4 80GB"));
     let mut entries = Vec::new();
-    for (i, (s, _)) in convs.iter().enumerate().skip(1) {
-        let rate = share(i) * conv_bound(h100, s);
+    for (s, _) in convs.iter().filter(|(s, _)| s.pass == Pass::Forward).skip(1) {
+        let rate = share(index(s)) * conv_bound(h100, s);
         entries.push(entry("conv_fp16", Kind::Baseline, Status::Ok, &s.shape().0, Some(rate)));
         entries.push(entry("conv_fp16", Kind::Variant, Status::Ok, &s.shape().0, Some(10.0 * rate)));
         entries.push(entry("conv_fp16", Kind::Baseline, Status::Failed, &s.shape().0, Some(10.0 * rate)));
@@ -603,27 +609,37 @@ fn convolutions_are_priced_shape_by_shape_at_cudnns_share_on_each() {
     let shares: Vec<f64> = (1..23).map(share).collect();
     // The shape the H100 lacks takes the median of its own shares (the upper middle of 22).
     let fill = shares[11];
-    let ms = |g: &Gpu, at: &dyn Fn(usize) -> f64| -> f64 {
-        convs.iter().enumerate().map(|(i, (s, n))| n * s.work(2.0).flops / (conv_bound(g, s) * at(i) * 1e12) * 1e3).sum()
+    let ms = |g: &Gpu, at: &dyn Fn(&ConvShape) -> f64, passes: &[(ConvShape, f64)]| -> f64 {
+        passes.iter().map(|(s, n)| n * s.work(2.0).flops / (conv_bound(g, s) * at(s) * 1e12) * 1e3).sum()
     };
-    let own = |i: usize| if i == 0 { fill } else { share(i) };
+    // Each gradient at its forward pass's share, the H100 having measured none.
+    let own = |s: &ConvShape| if index(s) == 0 { fill } else { share(index(s)) };
     let rows = advise::advise(&req, &[view(H100, entries.clone(), None)]);
     let h = row(&rows, "H100 SXM");
-    assert_eq!(h.basis, "measured here (22 of 23 convolution shapes)");
-    let t = ms(h100, &own);
+    assert_eq!(h.basis, "measured here (22 of 68 convolution passes)");
+    let t = ms(h100, &own, &convs);
     assert!(close(h.step_ms - h.stream_ms, t) && close(h.step_ms_range.0 - h.stream_ms, t), "{h:?}");
     // The A100, measured nowhere, takes the H100's share on each shape (the pooled median where
     // no GPU has the shape) at its own bound.
-    let pooled = fill;
     let a = row(&rows, "A100 SXM4 80GB");
     assert_eq!(a.basis, "predicted from 1 measured GPU");
-    assert!(close(a.step_ms - a.stream_ms, ms(a100, &|i| if i == 0 { pooled } else { share(i) })), "{a:?}");
-    // Inference runs each convolution once; training the stem twice, the rest three times.
+    assert!(close(a.step_ms - a.stream_ms, ms(a100, &own, &convs)), "{a:?}");
+    // A gradient cuDNN was measured on is priced at its own share: shape 5's filters' gradient
+    // at 0.9, where its forward pass has 0.4.
+    let wgrad = convs.iter().find(|(s, _)| s.pass == Pass::Filter && index(s) == 5).unwrap().0;
+    let mut with_grad = entries.clone();
+    with_grad.push(entry("conv_fp16", Kind::Baseline, Status::Ok, &wgrad.shape().0, Some(0.9 * conv_bound(h100, &wgrad))));
+    let h = row(&advise::advise(&req, &[view(H100, with_grad, None)]), "H100 SXM").clone();
+    assert_eq!(h.basis, "measured here (23 of 68 convolution passes)");
+    assert!(close(h.step_ms - h.stream_ms, ms(h100, &|s| if *s == wgrad { 0.9 } else { own(s) }, &convs)), "{h:?}");
+    // Inference runs each convolution's forward pass once.
     req.mode = Mode::Infer;
+    let forward = req.workload.convs(req.batch, req.mode, req.precision).unwrap();
+    assert!(forward.len() == 23 && forward.iter().all(|(s, _)| s.pass == Pass::Forward));
     let rows = advise::advise(&req, &[view(H100, entries, None)]);
     let h = row(&rows, "H100 SXM");
-    let stem = convs[0].0.work(2.0).flops / (conv_bound(h100, &convs[0].0) * fill * 1e12) * 1e3;
-    assert!(close(h.step_ms - h.stream_ms, (t - 2.0 * stem) / 3.0 + stem), "{h:?}");
+    assert_eq!(h.basis, "measured here (22 of 23 convolution passes)");
+    assert!(close(h.step_ms - h.stream_ms, ms(h100, &own, &forward)), "{h:?}");
     // Without any conv_fp16 entry, the five GEMMs price the step.
     let rows = advise::advise(&req, &[view(H100, vec![vendor(H100, &[802816, 64, 576], 0.5)], None)]);
     assert_eq!(row(&rows, "H100 SXM").basis, "measured here (1 GEMM)");

@@ -1,11 +1,12 @@
 //! The conv family's reference on the host: the tap-by-tap GEMMs the device reference sums are the
 //! convolution the CPU computes directly, at shapes whose padding, stride and channel counts differ;
-//! a convolution computed with the filter flipped, or the padding on one side, fails the check; and
-//! ResNet-50's table is what the suite and `advise` read.
+//! a convolution computed with the filter flipped, or the padding on one side, fails the check; the
+//! two gradients are the convolution's adjoints; and ResNet-50's table is what the suites and
+//! `advise` read.
 
 use kernel_lab::facts::networks::RESNET50;
-use kernel_lab::measure::families::conv::{direct, tap, CONV_FP16};
-use kernel_lab::measure::families::conv_shape::ConvShape;
+use kernel_lab::measure::families::conv::{dgrad_as_forward, direct, tap, wgrad_at, CONV_FP16};
+use kernel_lab::measure::families::conv_shape::{ConvShape, Pass};
 use kernel_lab::measure::families::gemm_reference::full_product;
 use kernel_lab::measure::families::Family;
 use kernel_lab::measure::verify;
@@ -89,6 +90,13 @@ fn a_flipped_filter_or_lopsided_padding_fails_the_check() {
 
 #[test]
 fn the_resnet50_suite_is_the_networks_table_at_batch_256() {
+    // The backward suite: every shape's filters' gradient, and its input's but the stem's, whose
+    // images need none.
+    let backward = CONV_FP16.suites().into_iter().find(|s| s.name == "resnet50-backward").unwrap();
+    let passes: Vec<Pass> = backward.shapes.iter().map(|s| ConvShape::of(s).pass).collect();
+    assert_eq!(passes.len(), 2 * RESNET50.len() - 1);
+    assert_eq!(passes.iter().filter(|&&p| p == Pass::Filter).count(), RESNET50.len());
+    assert_eq!(ConvShape::of(&backward.shapes[0]).label(), "256x224x224x3-64x7x7-s2-p3-wgrad");
     let suite = CONV_FP16.suites().into_iter().find(|s| s.name == "resnet50").unwrap();
     assert_eq!(suite.shapes.len(), RESNET50.len());
     let stem = ConvShape::of(&suite.shapes[0]);
@@ -97,4 +105,59 @@ fn the_resnet50_suite_is_the_networks_table_at_batch_256() {
     let work: f64 = suite.shapes.iter().zip(RESNET50).map(|(s, c)| c.count as f64 * CONV_FP16.work(s, None).flops).sum();
     // 4.1 G multiply-adds an image, 256 images, 2 operations each.
     assert!((work / (2.0 * 256.0) - 4.09e9).abs() < 0.03e9, "{work}");
+}
+
+#[test]
+fn the_gradients_are_the_convolutions_adjoints() {
+    // For y = x (*) w and any dy: the sum of dy y is the sum of dx x and the sum of dw w, where dx
+    // and dw are the two gradients. Small integers keep every sum exact, so they agree exactly;
+    // the shapes have strides whose windows leave input rows unread (11 - 3 = 8 is not a
+    // multiple of 3) and padding on one side or none.
+    for text in ["2x9x7x3-5x3x3", "1x11x11x5-4x3x3-s3-p0", "3x8x8x16-8x1x1-s2-p0", "1x12x10x3-2x7x7-s2", "2x9x9x4-6x5x5-s2-p1"] {
+        let s = ConvShape::parse(text).unwrap();
+        let (x, w) = inputs(&s);
+        let dy: Vec<f32> = (0..s.output_elements()).map(|i| ((i * 3 + 2) % 7) as f32 - 3.0).collect();
+        let dot = |a: &[f32], b: &[f64]| a.iter().zip(b).map(|(&u, &v)| u as f64 * v).sum::<f64>();
+        let forward = dot(&dy, &direct(&s, &x, &w));
+        let (t, spread, turned) = dgrad_as_forward(&s, &dy, &w);
+        assert_eq!((t.p(), t.q()), (s.h, s.w), "{text}: dx has the input's shape");
+        assert_eq!(dot(&x, &direct(&t, &spread, &turned)), forward, "{text}: dx");
+        let depth = (s.r * s.r * s.c) as usize;
+        let dw: Vec<f64> = (0..w.len()).map(|e| wgrad_at(&s, &x, &dy, e / depth, e % depth)).collect();
+        assert_eq!(dot(&w, &dw), forward, "{text}: dw");
+    }
+    // The pass changes what is read and written, not the work.
+    let s = ConvShape::parse("4x14x14x32-64x3x3-s2").unwrap();
+    let (fwd, dgrad, wgrad) = (s.work(2.0), s.with(Pass::Data).work(2.0), s.with(Pass::Filter).work(2.0));
+    assert!(fwd.flops == dgrad.flops && fwd.flops == wgrad.flops);
+    assert_eq!(dgrad.bytes_written, 2.0 * s.input_elements() as f64);
+    assert_eq!(wgrad.bytes_written, 2.0 * s.filter_elements() as f64);
+}
+
+#[test]
+fn a_gradient_of_another_convolution_fails_the_identity() {
+    // dx computed as if the padding were on the far side (turned filters not turned) differs.
+    let s = ConvShape::parse("2x9x9x8-4x3x3").unwrap();
+    let (x, w) = inputs(&s);
+    let dy: Vec<f32> = (0..s.output_elements()).map(|i| ((i * 3 + 2) % 7) as f32 - 3.0).collect();
+    let (t, spread, _) = dgrad_as_forward(&s, &dy, &w);
+    let forward: f64 = dy.iter().zip(direct(&s, &x, &w)).map(|(&a, b)| a as f64 * b).sum();
+    // The filters with c and k swapped but not turned: the cross-correlation's adjoint needs both.
+    let (r, c, k) = (3usize, 8usize, 4usize);
+    let unturned: Vec<f32> = (0..c * r * r * k).map(|e| w[(e % k * r * r + e / k % (r * r)) * c + e / (r * r * k)]).collect();
+    let dx = direct(&t, &spread, &unturned);
+    assert_ne!(x.iter().zip(&dx).map(|(&a, b)| a as f64 * b).sum::<f64>(), forward);
+}
+
+#[test]
+fn the_rungs_take_the_forward_pass_alone() {
+    // A gradient's shape is cuDNN's alone: every rung is skipped there with the reason, before a
+    // launch could read the wrong buffers.
+    let spec = kernel_lab::gpu::registry::by_name("conv_fp16_01_implicit_gemm").unwrap();
+    let forward = ConvShape::parse("2x9x9x16-24x3x3").unwrap();
+    for (s, ok) in [(forward, true), (forward.with(Pass::Data), false), (forward.with(Pass::Filter), false)] {
+        let got = kernel_lab::measure::families::can_implement(&CONV_FP16, spec, &spec.launch, &s.shape());
+        assert_eq!(got.is_ok(), ok, "{}: {got:?}", s.label());
+        assert!(got.is_ok() || got.unwrap_err().starts_with("needs the forward pass"));
+    }
 }

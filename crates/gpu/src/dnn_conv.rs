@@ -1,10 +1,11 @@
-//! cuDNN's 2-D convolution forward in fp16, channels last: the conv family's baseline, with fp32
+//! cuDNN's 2-D convolution in fp16, channels last, forward and the two gradients training adds
+//! (the input's, "dgrad", and the filters', "wgrad"): the conv family's baseline, with fp32
 //! accumulation on the Tensor Cores (CUDNN_TENSOR_OP_MATH, PyTorch's for fp16). Its algorithm is
-//! the fastest for the shape, as PyTorch looks for one with `torch.backends.cudnn.benchmark` on
-//! (what a ResNet's training script sets): `cudnnFindConvolutionForwardAlgorithm` lists the
-//! algorithms that run, and the lab times each of them itself. cuDNN's search runs each once, and
-//! on an H100 its pick for the stride-1 1x1 convolutions of ResNet-50 changed from one run to the
-//! next, one pick running at half the other's rate.
+//! the fastest for the shape and pass, as PyTorch looks for one with `torch.backends.cudnn.benchmark`
+//! on (what a ResNet's training script sets): cuDNN's search (`cudnnFindConvolution*Algorithm`)
+//! lists the algorithms that run, and the lab times each of them itself. cuDNN's search runs each
+//! once, and on an H100 its pick for the stride-1 1x1 convolutions of ResNet-50 changed from one
+//! run to the next, one pick running at half the other's rate.
 //! cudarc's safe wrapper keeps its handle and descriptors private and has no search, so this
 //! holds its own, as `dnn::RowSoftmaxBackward` does, and destroys them when dropped.
 
@@ -34,34 +35,53 @@ pub struct ConvDims {
     pub pad: usize,
 }
 
-/// cuDNN's forward convolution of one shape, its algorithm found and its workspace allocated.
-pub struct ConvFwd {
+/// Which pass of a convolution: y from x and w, or in training dx from dy and w and dw from x
+/// and dy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Pass {
+    #[default]
+    Forward,
+    Data,
+    Filter,
+}
+
+/// One pass's algorithm, of cuDNN's three enums.
+#[derive(Debug, Clone, Copy)]
+enum Algo {
+    Forward(sys::cudnnConvolutionFwdAlgo_t),
+    Data(sys::cudnnConvolutionBwdDataAlgo_t),
+    Filter(sys::cudnnConvolutionBwdFilterAlgo_t),
+}
+
+/// cuDNN's convolution of one shape and pass, its algorithm found and its workspace allocated.
+pub struct ConvOp {
     handle: sys::cudnnHandle_t,
     x: sys::cudnnTensorDescriptor_t,
     w: sys::cudnnFilterDescriptor_t,
     y: sys::cudnnTensorDescriptor_t,
     conv: sys::cudnnConvolutionDescriptor_t,
-    algo: sys::cudnnConvolutionFwdAlgo_t,
+    algo: Algo,
     workspace: Option<CudaSlice<u8>>,
     stream: Arc<CudaStream>,
 }
 
-impl ConvFwd {
-    /// The descriptors for `d`, and the fastest of the algorithms cuDNN's search lists, each
-    /// timed on x, w and y (the case's own buffers).
-    pub fn new(gpu: &Gpu, d: ConvDims, x: &CudaSlice<f16>, w: &CudaSlice<f16>, y: &mut CudaSlice<f16>) -> Result<ConvFwd> {
+impl ConvOp {
+    /// The descriptors for `d`, and the fastest of the algorithms cuDNN's search lists for
+    /// `pass`, each timed on the case's own buffers: `a` and `b` the pass's inputs (x and w, dy
+    /// and w, x and dy) and `out` its output (y, dx, dw).
+    pub fn new(gpu: &Gpu, d: ConvDims, pass: Pass, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>) -> Result<ConvOp> {
         loaded().clone().map_err(LabError::Unavailable)?;
         let int = |v: usize| i32::try_from(v).map_err(|_| LabError::Usage(format!("{v} is over cuDNN's int dimensions")));
         let (p, q) = ((d.h + 2 * d.pad - d.r) / d.stride + 1, (d.w + 2 * d.pad - d.r) / d.stride + 1);
         let handle = result::create_handle().map_err(dnn_err)?;
         // Held from here, so an error below still destroys what was made.
-        let mut op = ConvFwd {
+        let mut op = ConvOp {
             handle,
             x: std::ptr::null_mut(),
             w: std::ptr::null_mut(),
             y: std::ptr::null_mut(),
             conv: std::ptr::null_mut(),
-            algo: sys::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM,
+            algo: Algo::Forward(sys::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
             workspace: None,
             stream: gpu.stream.clone(),
         };
@@ -85,17 +105,15 @@ impl ConvFwd {
             result::set_convolution_math_type(op.conv, sys::cudnnMathType_t::CUDNN_TENSOR_OP_MATH).map_err(dnn_err)?;
         }
         let mut best = (f64::INFINITY, None);
-        for algo in op.candidates()? {
+        for algo in op.candidates(pass)? {
             op.algo = algo;
-            // SAFETY: the live descriptors of one convolution.
-            let bytes =
-                unsafe { result::get_convolution_forward_workspace_size(op.handle, op.x, op.w, op.conv, op.y, algo) }.map_err(dnn_err)?;
+            let bytes = op.workspace_bytes()?;
             // SAFETY: scratch for cuDNN, which writes it before reading it.
             op.workspace = if bytes > 0 { Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?) } else { None };
             // A candidate cuDNN refuses when it runs (a status of cuDNN's, which leaves the
             // context usable) is passed over and the others are still timed; a fault of the
             // GPU's ends the search.
-            let ms = match op.time(gpu, x, w, y) {
+            let ms = match op.time(gpu, a, b, out) {
                 Ok(ms) => ms,
                 Err(LabError::Cudnn(_)) => continue,
                 Err(e) => return Err(e),
@@ -104,42 +122,83 @@ impl ConvFwd {
                 best = (ms, Some((algo, op.workspace.take())));
             }
         }
-        let (algo, workspace) = best.1.ok_or_else(|| LabError::Cudnn("no forward convolution algorithm of cuDNN ran this shape".into()))?;
+        let (algo, workspace) =
+            best.1.ok_or_else(|| LabError::Cudnn(format!("no {pass:?} convolution algorithm of cuDNN ran this shape")))?;
         (op.algo, op.workspace) = (algo, workspace);
         Ok(op)
     }
 
-    /// The algorithms `cudnnFindConvolutionForwardAlgorithm` ran for this shape.
-    fn candidates(&self) -> Result<Vec<sys::cudnnConvolutionFwdAlgo_t>> {
-        const ALGOS: usize = sys::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_COUNT as usize;
-        let mut count = 0;
-        // SAFETY: plain-data records cuDNN fills; zero is a valid bit pattern for each field.
-        let mut perf: [sys::cudnnConvolutionFwdAlgoPerf_t; ALGOS] = unsafe { std::mem::zeroed() };
-        // SAFETY: live descriptors of one convolution, and room for ALGOS results.
-        let status = unsafe {
-            sys::cudnnFindConvolutionForwardAlgorithm(
-                self.handle,
+    /// The algorithms cuDNN's search for `pass` ran for this shape (a candidate that could not
+    /// run carries its status and is left out).
+    fn candidates(&self, pass: Pass) -> Result<Vec<Algo>> {
+        use sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS as OK;
+        /// Calls one of cuDNN's three searches, with room for every algorithm of its enum.
+        macro_rules! find {
+            ($find:ident, $perf:ty, $count:expr, $wrap:expr, $($desc:expr),+) => {{
+                const ALGOS: usize = $count as usize;
+                let mut count = 0;
+                // SAFETY: plain-data records cuDNN fills; zero is a valid bit pattern for each field.
+                let mut perf: [$perf; ALGOS] = unsafe { std::mem::zeroed() };
+                // SAFETY: live descriptors of one convolution, and room for ALGOS results.
+                unsafe { sys::$find(self.handle, $($desc),+, ALGOS as i32, &mut count, perf.as_mut_ptr()) }.result().map_err(dnn_err)?;
+                perf[..count.max(0) as usize].iter().filter(|p| p.status == OK).map(|p| $wrap(p.algo)).collect()
+            }};
+        }
+        Ok(match pass {
+            Pass::Forward => find!(
+                cudnnFindConvolutionForwardAlgorithm,
+                sys::cudnnConvolutionFwdAlgoPerf_t,
+                sys::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
+                Algo::Forward,
                 self.x,
                 self.w,
                 self.conv,
+                self.y
+            ),
+            Pass::Data => find!(
+                cudnnFindConvolutionBackwardDataAlgorithm,
+                sys::cudnnConvolutionBwdDataAlgoPerf_t,
+                sys::cudnnConvolutionBwdDataAlgo_t::CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                Algo::Data,
+                self.w,
                 self.y,
-                ALGOS as i32,
-                &mut count,
-                perf.as_mut_ptr(),
-            )
-        };
-        status.result().map_err(dnn_err)?;
-        // A candidate that could not run carries its status.
-        Ok(perf[..count.max(0) as usize].iter().filter(|p| p.status == sys::cudnnStatus_t::CUDNN_STATUS_SUCCESS).map(|p| p.algo).collect())
+                self.conv,
+                self.x
+            ),
+            Pass::Filter => find!(
+                cudnnFindConvolutionBackwardFilterAlgorithm,
+                sys::cudnnConvolutionBwdFilterAlgoPerf_t,
+                sys::cudnnConvolutionBwdFilterAlgo_t::CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT,
+                Algo::Filter,
+                self.x,
+                self.y,
+                self.conv,
+                self.w
+            ),
+        })
+    }
+
+    /// The workspace the current algorithm asks for, bytes.
+    fn workspace_bytes(&self) -> Result<usize> {
+        let (h, x, w, y, conv) = (self.handle, self.x, self.w, self.y, self.conv);
+        // SAFETY: the live descriptors of one convolution, each in the role its pass gives it.
+        unsafe {
+            match self.algo {
+                Algo::Forward(a) => result::get_convolution_forward_workspace_size(h, x, w, conv, y, a),
+                Algo::Data(a) => result::get_convolution_backward_data_workspace_size(h, w, y, conv, x, a),
+                Algo::Filter(a) => result::get_convolution_backward_filter_workspace_size(h, x, y, conv, w, a),
+            }
+        }
+        .map_err(dnn_err)
     }
 
     /// The median of 5 runs of the current algorithm after 2 to warm up, ms on the host's clock
     /// to the stream's end: the launch's cost is the same for every candidate.
-    fn time(&mut self, gpu: &Gpu, x: &CudaSlice<f16>, w: &CudaSlice<f16>, y: &mut CudaSlice<f16>) -> Result<f64> {
+    fn time(&mut self, gpu: &Gpu, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>) -> Result<f64> {
         let mut ms = Vec::new();
         for run in 0..7 {
             let start = std::time::Instant::now();
-            self.launch(x, w, y)?;
+            self.launch(a, b, out)?;
             gpu.sync()?;
             if run >= 2 {
                 ms.push(start.elapsed().as_secs_f64() * 1e3);
@@ -149,42 +208,35 @@ impl ConvFwd {
         Ok(ms[ms.len() / 2])
     }
 
-    /// y = the convolution of x with the filters w, on the GPU's stream.
-    pub fn launch(&mut self, x: &CudaSlice<f16>, w: &CudaSlice<f16>, y: &mut CudaSlice<f16>) -> Result<()> {
+    /// The pass on the GPU's stream: y = x (*) w, dx from dy and w, or dw from x and dy, `a` and
+    /// `b` its inputs in that order and `out` its output.
+    pub fn launch(&mut self, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>) -> Result<()> {
         // cuDNN scales fp16 data by float alpha and beta, read from the host.
         let (alpha, beta) = (1.0f32, 0.0f32);
-        let host = |v: &f32| v as *const f32 as *const c_void;
-        let (xp, _rx) = x.device_ptr(&self.stream);
-        let (wp, _rw) = w.device_ptr(&self.stream);
-        let (yp, _ry) = y.device_ptr_mut(&self.stream);
+        let (alpha, beta) = (&alpha as *const f32 as *const c_void, &beta as *const f32 as *const c_void);
+        let (ap, _ra) = a.device_ptr(&self.stream);
+        let (bp, _rb) = b.device_ptr(&self.stream);
+        let (op, _ro) = out.device_ptr_mut(&self.stream);
+        let (a, b, out) = (ap as *const c_void, bp as *const c_void, op as *mut c_void);
         let ws_bytes = self.workspace.as_ref().map_or(0, |ws| ws.len());
         let ws_record = self.workspace.as_mut().map(|ws| ws.device_ptr_mut(&self.stream));
         let ws = ws_record.as_ref().map_or(std::ptr::null_mut(), |(p, _)| *p as *mut c_void);
-        // SAFETY: x, w and y hold the elements the descriptors describe (the case allocates them
-        // from the same dimensions), on the handle's stream; the workspace is the size cuDNN
-        // asked for this algorithm.
+        let (h, x, w, y, conv) = (self.handle, self.x, self.w, self.y, self.conv);
+        // SAFETY: a, b and out hold the elements the descriptors of their roles describe (the
+        // case allocates them from the same dimensions), on the handle's stream; the workspace
+        // is the size cuDNN asked for this algorithm.
         unsafe {
-            result::convolution_forward(
-                self.handle,
-                host(&alpha),
-                self.x,
-                xp as *const c_void,
-                self.w,
-                wp as *const c_void,
-                self.conv,
-                self.algo,
-                ws,
-                ws_bytes,
-                host(&beta),
-                self.y,
-                yp as *mut c_void,
-            )
+            match self.algo {
+                Algo::Forward(al) => result::convolution_forward(h, alpha, x, a, w, b, conv, al, ws, ws_bytes, beta, y, out),
+                Algo::Data(al) => result::convolution_backward_data(h, alpha, w, b, y, a, conv, al, ws, ws_bytes, beta, x, out),
+                Algo::Filter(al) => result::convolution_backward_filter(h, alpha, x, a, y, b, conv, al, ws, ws_bytes, beta, w, out),
+            }
         }
         .map_err(dnn_err)
     }
 }
 
-impl Drop for ConvFwd {
+impl Drop for ConvOp {
     fn drop(&mut self) {
         // SAFETY: made in `new` and used by nothing after this; a failure to destroy leaks only.
         unsafe {

@@ -4,13 +4,15 @@
 //! algorithm). A GPU with its own measurements uses its own shares; one without, the measured
 //! GPUs' share for each shape (their median, their lowest and highest giving the range; a GPU
 //! that lacks the shape is left out of it, and a shape no GPU has takes all their shares'). A
-//! shape a measured GPU lacks takes, on that GPU, its own median share. Training runs each convolution three
-//! times (forward, the input's gradient, the filters' gradient), priced at the forward's share:
-//! the same FLOPs each, an assumption the lab has not measured.
+//! shape a measured GPU lacks takes, on that GPU, its own median share. Training adds each
+//! convolution's two gradients (the input's, but the stem's, and the filters'), the same FLOPs
+//! as its forward pass, each priced at the share cuDNN's gradient reached on it (the conv
+//! family's `resnet50-backward` suite); a GPU that measured the forward pass but not a gradient
+//! prices that gradient at the forward's share.
 
 use crate::facts::family::{FamilyId, GemmInput, Role};
 use crate::facts::sheet::{self, Gpu};
-use crate::measure::families::conv_shape::ConvShape;
+use crate::measure::families::conv_shape::{ConvShape, Pass};
 use crate::schema::entry::{Kind, Status};
 use crate::store::View;
 
@@ -20,8 +22,10 @@ use super::{Efficiency, Request};
 pub struct ConvPricing {
     /// Each distinct shape and how many times a step runs it.
     convs: Vec<(ConvShape, f64)>,
-    /// Per measured GPU, the share of its bound on each shape, where measured.
+    /// Per measured GPU, the share of its bound on each shape, where measured (a gradient
+    /// through its forward pass's), and how many passes it measured itself.
     measured: Vec<(&'static Gpu, Vec<Option<f64>>)>,
+    own: Vec<usize>,
 }
 
 /// One GPU's convolutions: the time at the median share and at the range's ends, seconds, the
@@ -43,7 +47,8 @@ impl ConvPricing {
         let convs = req.workload.convs(req.batch, req.mode, req.precision)?;
         let family = FamilyId::all().find(|f| f.role() == Role::Conv(GemmInput::Fp16))?;
         let p = req.precision.sheet();
-        let mut measured: Vec<(&'static Gpu, Vec<Option<f64>>)> = Vec::new();
+        // Per GPU, the share of each pass it measured itself (its views together).
+        let mut direct: Vec<(&'static Gpu, Vec<Option<f64>>)> = Vec::new();
         for v in views {
             let Some(gpu) = sheet::for_device(&v.device.name, v.device.sms) else { continue };
             let shares: Vec<Option<f64>> = convs
@@ -60,18 +65,26 @@ impl ConvPricing {
                     (rate > 0.0).then(|| rate / bound(gpu, p, s)).filter(|x| x.is_finite())
                 })
                 .collect();
-            match measured.iter_mut().find(|(g, _)| g.name == gpu.name) {
+            match direct.iter_mut().find(|(g, _)| g.name == gpu.name) {
                 Some((_, old)) => old.iter_mut().zip(shares).for_each(|(o, n)| *o = o.or(n)),
-                None => measured.push((gpu, shares)),
+                None => direct.push((gpu, shares)),
             }
         }
-        measured.retain(|(_, s)| s.iter().any(Option::is_some));
-        (!measured.is_empty()).then_some(ConvPricing { convs, measured })
+        direct.retain(|(_, s)| s.iter().any(Option::is_some));
+        // A gradient a GPU did not measure takes its forward pass's share there.
+        let forward: Vec<Option<usize>> = convs.iter().map(|(s, _)| convs.iter().position(|(f, _)| *f == s.with(Pass::Forward))).collect();
+        let own = direct.iter().map(|(_, s)| s.iter().flatten().count()).collect();
+        let measured = direct
+            .into_iter()
+            .map(|(g, s)| (g, s.iter().zip(&forward).map(|(x, f)| x.or_else(|| f.and_then(|j| s[j]))).collect()))
+            .collect::<Vec<_>>();
+        (!measured.is_empty()).then_some(ConvPricing { convs, measured, own })
     }
 
     /// The convolutions of a step on `gpu` in precision `p`; None where the sheet has no rate.
     pub fn price(&self, gpu: &Gpu, p: sheet::Precision) -> Option<Priced> {
-        let own = self.measured.iter().find(|(g, _)| g.name == gpu.name);
+        let at = self.measured.iter().position(|(g, _)| g.name == gpu.name);
+        let own = at.map(|i| &self.measured[i]);
         // Per shape: (median, lowest, highest) share.
         let shares: Vec<(f64, f64, f64)> = match own {
             Some((_, s)) => {
@@ -101,7 +114,7 @@ impl ConvPricing {
         }
         let used = Efficiency::of(shares.iter().map(|s| s.0).collect());
         let basis = match own {
-            Some((_, s)) => format!("measured here ({} of {} convolution shapes)", s.iter().flatten().count(), s.len()),
+            Some((_, s)) => format!("measured here ({} of {} convolution passes)", at.map_or(0, |i| self.own[i]), s.len()),
             None => {
                 let n = self.measured.len();
                 format!("predicted from {n} measured GPU{}", if n == 1 { "" } else { "s" })

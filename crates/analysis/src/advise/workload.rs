@@ -5,7 +5,7 @@
 use crate::facts::family::{FamilyId, GemmInput};
 use crate::facts::networks::RESNET50;
 use crate::facts::sheet::Precision as Sheet;
-use crate::measure::families::conv_shape::ConvShape;
+use crate::measure::families::conv_shape::{ConvShape, Pass};
 use crate::measure::families::sgemm::{gemm_suites, gemm_work};
 use crate::measure::families::shapes::Shapes;
 use crate::measure::families::Shape;
@@ -209,21 +209,26 @@ impl Workload {
         }
     }
 
-    /// The step's convolutions, each distinct shape with how often it runs (training: forward,
-    /// the input's gradient and the filters' gradient; the stem has no input gradient), where the lab measures convolutions in
-    /// the workload's precision (the conv family's fp16); None for the rest, which `gemms` prices.
+    /// The step's convolutions, each distinct shape and pass with how often it runs (training
+    /// adds the input's and the filters' gradients; the stem has no input gradient), where the
+    /// lab measures convolutions in the workload's precision (the conv family's fp16); None for
+    /// the rest, which `gemms` prices.
     pub fn convs(&self, batch: u64, mode: Mode, p: Precision) -> Option<Vec<(ConvShape, f64)>> {
         match (self, p) {
-            // The stem's input is the images, which need no gradient: training runs it twice.
+            // Training adds each convolution's two gradients, but the stem's input's: the images
+            // need none.
             (Workload::Resnet50, Precision::Fp16) => Some(
                 RESNET50
                     .iter()
                     .enumerate()
-                    .map(|(i, c)| {
-                        (
-                            ConvShape::of_network(c, batch),
-                            c.count as f64 * (mode.gemm_passes() - if i == 0 && mode == Mode::Train { 1.0 } else { 0.0 }),
-                        )
+                    .flat_map(|(i, c)| {
+                        let s = ConvShape::of_network(c, batch);
+                        let passes = match mode {
+                            Mode::Infer => vec![Pass::Forward],
+                            Mode::Train if i == 0 => vec![Pass::Forward, Pass::Filter],
+                            Mode::Train => vec![Pass::Forward, Pass::Data, Pass::Filter],
+                        };
+                        passes.into_iter().map(move |pass| (s.with(pass), c.count as f64))
                     })
                     .collect(),
             ),

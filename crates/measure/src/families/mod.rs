@@ -98,6 +98,11 @@ pub trait Family: Sync {
             Unit::Tflops => dev.peak_fp32_tflops(),
         }
     }
+    /// Ok, or why none of the family's kernels take `shape`, which its vendor routine still
+    /// runs (the conv family's rungs run the forward pass alone).
+    fn kernels_take(&self, _shape: &Shape) -> std::result::Result<(), String> {
+        Ok(())
+    }
     /// Inputs drawn from `seed`, the reference computed, outputs allocated.
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>>;
 }
@@ -176,9 +181,10 @@ pub fn parse_sizes(family: &dyn Family, texts: &[String]) -> Result<Vec<Shape>> 
     texts.iter().map(|t| info.shapes.parse(t).map_err(|m| LabError::Usage(format!("--size for {}: {m}", info.name())))).collect()
 }
 
-/// Ok, or why a kernel with `launch` cannot take `shape`: the manifest's `multiple_of`, and a
-/// tiled grid's rows within CUDA's 65535 blocks in y.
+/// Ok, or why a kernel with `launch` cannot take `shape`: the family's kernels at all, the
+/// manifest's `multiple_of`, and a tiled grid's rows within CUDA's 65535 blocks in y.
 pub fn can_implement(fam: &dyn Family, spec: &VariantSpec, launch: &Launch, shape: &Shape) -> std::result::Result<(), String> {
+    fam.kernels_take(shape)?;
     let dims = fam.info().shapes.dims();
     for (dim, m) in &spec.multiple_of {
         let Some(pos) = dims.iter().position(|d| d == dim) else {
