@@ -11,8 +11,9 @@ on the GPU: what `kernel-lab advise` predicts, measured the way a user would run
 Each step is timed with CUDA events over --steps after --warmup. The same steps' host side is
 timed too, with the CPU's clock at each phase's end (forward with its loss, backward, the
 optimizer's update): how long the host takes to issue the phase's kernels, which bounds the step
-wherever the GPU runs them faster than eager PyTorch issues them. Nothing in a step waits for the
-GPU, so the host's times are not the GPU's. Then one more step runs under torch.profiler and its
+wherever the GPU runs them faster than eager PyTorch issues them. Where a step reads a value back
+(transformers' attention-mask check may), the host waits for the GPU there and its time holds
+that wait too. Then one more step runs under torch.profiler and its
 GPU time is split by category (convolutions, GEMMs, attention, normalisation, element-wise,
 optimizer) from the kernels' names; busy_ms is the time some kernel ran. The profiler slows the
 host, so the timed step's launch gaps are its median less busy_ms, not the profiled step's idle
@@ -116,8 +117,8 @@ def timed(step, phases, warmup, steps):
         "steps": steps,
         "max_memory_allocated_gb": torch.cuda.max_memory_allocated() / 1e9,
         "host_ms": {p: statistics.median(h[i] for h in host) for i, p in enumerate(phases)},
-        # When the GPU finished each phase's kernels, from the one before: the interplay of the
-        # two clocks, which advise's model of the step is checked against.
+        # When the GPU finished each phase's kernels, from the one before: set beside the host's,
+        # it says which of the two a phase waited for (advise does not read it).
         "gpu_ms": {p: statistics.median(g[i] for g in gpu) for i, p in enumerate(phases)},
     }
 

@@ -24,11 +24,11 @@ fn a_bert_base_step_is_its_gemms_three_times_with_fused_attention() {
     // 1 + 4 + 1 widths (5 each), two fp32 residual adds (10 each), GELU over 4 (4 each): 90 in
     // fp16; in fp32 no casts and 4-byte elements: 110. The two fp32 layer norms (8 each) are
     // apart, on the tokens x hidden matrix the layernorm family measures. Under autocast the
-    // GEMMs' 12 x (12 x 768² + 9 x 768) weights and biases are cast (6 bytes), their gradients
-    // cast back (6) and unscaled (8); 6 bytes a parameter at inference; none in fp32.
+    // GEMMs' 12 x (12 x 768² + 9 x 768) weights and biases are cast (6 bytes) and their
+    // gradients cast back (6); 6 bytes a parameter at inference; none in fp32.
     let weights = 12.0 * (12.0 * 768.0 * 768.0 + 9.0 * 768.0);
     let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap();
-    assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 90.0 + 20.0 * weights) - 1.0).abs() < 1e-12, "{bytes}");
+    assert!((bytes / (3.0 * 12.0 * 16384.0 * 768.0 * 90.0 + 12.0 * weights) - 1.0).abs() < 1e-12, "{bytes}");
     let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Infer).unwrap();
     assert!((bytes / (12.0 * 16384.0 * 768.0 * 60.0 + 6.0 * weights) - 1.0).abs() < 1e-12, "{bytes}");
     let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp32, Mode::Train).unwrap();
@@ -81,12 +81,12 @@ fn bert_base_mlm_is_bert_base_and_its_head_its_cross_entropy_and_adamw() {
     let head = 3.0 * 2.0 * tokens * 768.0 * (768.0 + 30522.0);
     assert!((flops(&mlm) - flops(&base) - head).abs() / head < 1e-12);
     // The head's GELU (4 bytes an element, three times), 36 bytes a logit for the fp32
-    // cross-entropy under fp16 autocast, 28 bytes a parameter for AdamW, and autocast's 20 bytes
-    // a parameter for the head's weights (its transform's 768² + 768, the projection's
-    // 30522 x 769).
+    // cross-entropy under fp16 autocast, 28 bytes a parameter for AdamW and 8 for the
+    // GradScaler's unscaling, and autocast's 12 bytes a parameter for the head's weights (its
+    // transform's 768² + 768, the projection's 30522 x 769).
     let extra = mlm.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap() - base.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap();
     let head = 768.0 * 769.0 + 30522.0 * 769.0;
-    let want = 3.0 * tokens * 768.0 * 4.0 + tokens * 30522.0 * 36.0 + 109.5e6 * 28.0 + 20.0 * head;
+    let want = 3.0 * tokens * 768.0 * 4.0 + tokens * 30522.0 * 36.0 + 109.5e6 * (28.0 + 8.0) + 12.0 * head;
     assert!((extra / want - 1.0).abs() < 1e-12, "{extra} vs {want}");
     // In fp32 there are no casts: 24 bytes a logit.
     let extra32 =

@@ -462,14 +462,14 @@ fn each_workload_says_its_batch_parameters_gemms_and_element_wise_bytes() {
 
     // Element-wise bytes per element forward besides the layer norms: 90 where outputs are 2
     // bytes (casts from fp32 included), 110 where they are 4 (no casts); the layer norms' 16
-    // (fp32, two a layer) in every precision. Where there are casts, also 20 bytes a parameter
-    // of the GEMMs (12 x hidden² + 9 x hidden a layer) for the weights'.
+    // (fp32, two a layer) in every precision. Where there are casts, also 12 bytes a parameter
+    // of the GEMMs (12 x hidden² + 9 x hidden a layer) for the weights' and their gradients'.
     let bert = |w: &Workload, b: u64, p| w.stream_bytes(b, p, Mode::Train).unwrap();
     let weights = |layers: f64, h: f64| layers * (12.0 * h * h + 9.0 * h);
-    for (p, per, w) in [(Precision::Bf16, 90.0, 20.0), (Precision::Fp8, 90.0, 20.0), (Precision::Tf32, 110.0, 0.0), (Precision::Int8, 110.0, 0.0)] {
+    for (p, per, w) in [(Precision::Bf16, 90.0, 12.0), (Precision::Fp8, 90.0, 12.0), (Precision::Tf32, 110.0, 0.0), (Precision::Int8, 110.0, 0.0)] {
         assert!(close(bert(&Workload::BertBase, 4, p), 3.0 * 12.0 * 4.0 * 512.0 * 768.0 * per + w * weights(12.0, 768.0)), "{p:?}");
     }
-    assert!(close(bert(&Workload::BertLarge, 4, Precision::Fp16), 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 90.0 + 20.0 * weights(24.0, 1024.0)));
+    assert!(close(bert(&Workload::BertLarge, 4, Precision::Fp16), 3.0 * 24.0 * 4.0 * 512.0 * 1024.0 * 90.0 + 12.0 * weights(24.0, 1024.0)));
     let large = Workload::BertLarge.norms(4, Mode::Train).unwrap();
     assert!(close(large.forward, 24.0 * 4.0 * 512.0 * 1024.0 * 16.0) && close(large.backward, 24.0 * 4.0 * 512.0 * 1024.0 * 24.0));
     assert!(close(
@@ -668,7 +668,7 @@ fn batch_norms_run_at_the_share_cudnns_reached_on_each_shape_else_at_the_copys()
     }
     let bn =
         |g: &Gpu| items.iter().enumerate().map(|(i, (_, b))| b / (if i == 0 { 0.4 } else { 0.5 } * g.bandwidth_gbs * 1e9)).sum::<f64>();
-    let rows = advise::advise(&req, &[view(H100, entries, None)]);
+    let rows = advise::advise(&req, &[view(H100, entries.clone(), None)]);
     assert!(close(row(&rows, "H100 SXM").stream_ms, (elementwise + bn(h100)) * 1e3));
     let a100 = gpu("A100 SXM4 80GB");
     let a = row(&rows, "A100 SXM4 80GB");
@@ -676,4 +676,23 @@ fn batch_norms_run_at_the_share_cudnns_reached_on_each_shape_else_at_the_copys()
         a.stream_ms,
         (req.workload.stream_bytes(req.batch, req.precision, req.mode).unwrap() / (0.9 * a100.bandwidth_gbs * 1e9) + bn(a100)) * 1e3
     ));
+    // Training: each shape's forward (4 bytes an element) and backward (6) passes, at the
+    // inference share of the same shape where the GPU measured no pass in training, and at the
+    // pass's own share where it did (the first shape's backward at 0.25).
+    req.mode = Mode::Train;
+    let passes = req.workload.batch_norms(req.batch, req.precision, req.mode).unwrap();
+    assert_eq!(passes.len(), 2 * items.len());
+    assert!(passes.iter().all(|(s, _)| matches!(s.0.get(4), Some(1) | Some(2))));
+    let backward0 = passes[1].0.clone();
+    entries.push(entry("batchnorm_fp16", Kind::Baseline, Status::Ok, &backward0.0, Some(0.25 * h100.bandwidth_gbs)));
+    let train_bn: f64 = passes
+        .iter()
+        .map(|(s, b)| {
+            let share = if *s == backward0 { 0.25 } else if items.iter().position(|(i, _)| i.0[..] == s.0[..4]) == Some(0) { 0.4 } else { 0.5 };
+            b / (share * h100.bandwidth_gbs * 1e9)
+        })
+        .sum();
+    let rows = advise::advise(&req, &[view(H100, entries, None)]);
+    let train_elementwise = req.workload.stream_bytes(req.batch, req.precision, req.mode).unwrap() / (0.9 * bw);
+    assert!(close(row(&rows, "H100 SXM").stream_ms, (train_elementwise + train_bn) * 1e3));
 }

@@ -121,7 +121,27 @@ fn the_gradients_are_the_convolutions_adjoints() {
         let forward = dot(&dy, &direct(&s, &x, &w));
         let (t, spread, turned) = dgrad_as_forward(&s, &dy, &w);
         assert_eq!((t.p(), t.q()), (s.h, s.w), "{text}: dx has the input's shape");
-        assert_eq!(dot(&x, &direct(&t, &spread, &turned)), forward, "{text}: dx");
+        let dx = direct(&t, &spread, &turned);
+        assert_eq!(dot(&x, &dx), forward, "{text}: dx");
+        // And element by element: each output's dy scattered back through every tap that read
+        // an input pixel.
+        let (p, q, k, c, r) = (s.p() as usize, s.q() as usize, s.k as usize, s.c as usize, s.r as usize);
+        let mut scattered = vec![0.0f64; x.len()];
+        for (img, i, j, o) in
+            (0..s.n as usize).flat_map(|n| (0..p).flat_map(move |i| (0..q).flat_map(move |j| (0..k).map(move |o| (n, i, j, o)))))
+        {
+            for (ti, tj) in (0..r).flat_map(|ti| (0..r).map(move |tj| (ti, tj))) {
+                let (ih, iw) = ((i * s.stride as usize + ti) as i64 - s.pad as i64, (j * s.stride as usize + tj) as i64 - s.pad as i64);
+                if ih < 0 || iw < 0 || ih >= s.h as i64 || iw >= s.w as i64 {
+                    continue;
+                }
+                for ch in 0..c {
+                    let at = ((img * s.h as usize + ih as usize) * s.w as usize + iw as usize) * c + ch;
+                    scattered[at] += dy[((img * p + i) * q + j) * k + o] as f64 * w[((o * r + ti) * r + tj) * c + ch] as f64;
+                }
+            }
+        }
+        assert_eq!(dx, scattered, "{text}: dx element by element");
         let depth = (s.r * s.r * s.c) as usize;
         let dw: Vec<f64> = (0..w.len()).map(|e| wgrad_at(&s, &x, &dy, e / depth, e % depth)).collect();
         assert_eq!(dot(&w, &dw), forward, "{text}: dw");
@@ -136,7 +156,7 @@ fn the_gradients_are_the_convolutions_adjoints() {
 
 #[test]
 fn a_gradient_of_another_convolution_fails_the_identity() {
-    // dx computed as if the padding were on the far side (turned filters not turned) differs.
+    // dx computed with the filters' channel counts swapped but not turned half a turn differs.
     let s = ConvShape::parse("2x9x9x8-4x3x3").unwrap();
     let (x, w) = inputs(&s);
     let dy: Vec<f32> = (0..s.output_elements()).map(|i| ((i * 3 + 2) % 7) as f32 - 3.0).collect();

@@ -429,9 +429,10 @@ fn fuzzed_shapes_stay_in_bounds_and_reach_the_edges() {
     for f in families::all() {
         let shapes: Vec<Shape> = (0..300).map(|_| f.fuzz_shape(&mut rng)).collect();
         for s in &shapes {
-            // A convolution is written in its own syntax, which its label is.
+            // A convolution, or a batch norm's pass in training, is written in its own syntax,
+            // which its label is.
             let text = match f.info().shapes {
-                Shapes::Conv => f.info().shapes.label(s),
+                Shapes::Conv | Shapes::Nhwc => f.info().shapes.label(s),
                 _ => s.0.iter().map(u64::to_string).collect::<Vec<_>>().join("x"),
             };
             assert_eq!(f.info().shapes.parse(&text).as_ref(), Ok(s), "{} {s}", f.info().name());

@@ -26,6 +26,17 @@ const WHEEL_LIBS: [&str; 7] = [
     "libcudnn.so.9",
 ];
 
+/// Why a cuDNN operation a case needed could not be made, as its baseline's every launch
+/// reports it: cuDNN missing is a skip with that reason; anything else (cuDNN refusing the
+/// shape, no algorithm running it, a fault while one was timed) a failure.
+pub fn unmade(e: &LabError) -> LabError {
+    match e {
+        LabError::Unavailable(why) => LabError::Unavailable(why.clone()),
+        LabError::Cudnn(why) => LabError::Cudnn(why.clone()),
+        e => LabError::Cudnn(e.to_string()),
+    }
+}
+
 /// Where cuDNN was found, or why it was not.
 pub(crate) fn loaded() -> &'static std::result::Result<(), String> {
     static FOUND: OnceLock<std::result::Result<(), String>> = OnceLock::new();

@@ -37,9 +37,8 @@ pub struct ConvDims {
 
 /// Which pass of a convolution: y from x and w, or in training dx from dy and w and dw from x
 /// and dy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Pass {
-    #[default]
     Forward,
     Data,
     Filter,
@@ -107,12 +106,16 @@ impl ConvOp {
         let mut best = (f64::INFINITY, None);
         for algo in op.candidates(pass)? {
             op.algo = algo;
-            let bytes = op.workspace_bytes()?;
+            // A candidate cuDNN refuses (a status of cuDNN's, which leaves the context usable),
+            // whether asked for its workspace or timed, is passed over and the others are still
+            // timed; a fault of the GPU's ends the search.
+            let bytes = match op.workspace_bytes() {
+                Ok(bytes) => bytes,
+                Err(LabError::Cudnn(_)) => continue,
+                Err(e) => return Err(e),
+            };
             // SAFETY: scratch for cuDNN, which writes it before reading it.
             op.workspace = if bytes > 0 { Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?) } else { None };
-            // A candidate cuDNN refuses when it runs (a status of cuDNN's, which leaves the
-            // context usable) is passed over and the others are still timed; a fault of the
-            // GPU's ends the search.
             let ms = match op.time(gpu, a, b, out) {
                 Ok(ms) => ms,
                 Err(LabError::Cudnn(_)) => continue,

@@ -20,6 +20,7 @@ pub mod cuda;
 pub mod device;
 pub mod dnn;
 pub mod dnn_bn;
+pub mod dnn_bn_training;
 pub mod dnn_conv;
 pub mod driver;
 pub mod ffi;

@@ -142,3 +142,22 @@ pub fn check_nan_tail<E: Element>(check: &mut Check, out: &[E], from: usize) {
     check.beyond += bad.len();
     check.first_bad.extend(bad.iter().take(FIRST_BAD).map(|&i| (i, out[i].into(), f64::NAN)));
 }
+
+/// Two checks of one output as one: the larger error and worst element (NaN where either is),
+/// the counts added.
+pub fn merge(a: Check, b: Check) -> Check {
+    let worse = |x: f64, y: f64| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) };
+    let mut first_bad = a.first_bad;
+    first_bad.extend(b.first_bad);
+    first_bad.truncate(5);
+    Check {
+        error: worse(a.error, b.error),
+        tolerance: a.tolerance.max(b.tolerance),
+        compared: a.compared + b.compared,
+        nonfinite: a.nonfinite + b.nonfinite,
+        beyond: a.beyond + b.beyond,
+        worst: worse(a.worst, b.worst),
+        unrepeated: a.unrepeated + b.unrepeated,
+        first_bad,
+    }
+}

@@ -4,7 +4,7 @@
 //! algorithm). A GPU with its own measurements uses its own shares; one without, the measured
 //! GPUs' share for each shape (their median, their lowest and highest giving the range; a GPU
 //! that lacks the shape is left out of it, and a shape no GPU has takes all their shares'). A
-//! shape a measured GPU lacks takes, on that GPU, its own median share. Training adds each
+//! shape a measured GPU lacks takes, on that GPU, the median of the shares it measured. Training adds each
 //! convolution's two gradients (the input's, but the stem's, and the filters'), the same FLOPs
 //! as its forward pass, each priced at the share cuDNN's gradient reached on it (the conv
 //! family's `resnet50-backward` suite); a GPU that measured the forward pass but not a gradient
@@ -23,9 +23,10 @@ pub struct ConvPricing {
     /// Each distinct shape and how many times a step runs it.
     convs: Vec<(ConvShape, f64)>,
     /// Per measured GPU, the share of its bound on each shape, where measured (a gradient
-    /// through its forward pass's), and how many passes it measured itself.
+    /// through its forward pass's), and how many passes it measured itself and their median
+    /// share (what a shape it lacks takes).
     measured: Vec<(&'static Gpu, Vec<Option<f64>>)>,
-    own: Vec<usize>,
+    own: Vec<(usize, f64)>,
 }
 
 /// One GPU's convolutions: the time at the median share and at the range's ends, seconds, the
@@ -73,7 +74,12 @@ impl ConvPricing {
         direct.retain(|(_, s)| s.iter().any(Option::is_some));
         // A gradient a GPU did not measure takes its forward pass's share there.
         let forward: Vec<Option<usize>> = convs.iter().map(|(s, _)| convs.iter().position(|(f, _)| *f == s.with(Pass::Forward))).collect();
-        let own = direct.iter().map(|(_, s)| s.iter().flatten().count()).collect();
+        let own = direct
+            .iter()
+            .map(|(_, s)| {
+                (s.iter().flatten().count(), Efficiency::of(s.iter().flatten().copied().collect()).map_or(f64::NAN, |e| e.median))
+            })
+            .collect();
         let measured = direct
             .into_iter()
             .map(|(g, s)| (g, s.iter().zip(&forward).map(|(x, f)| x.or_else(|| f.and_then(|j| s[j]))).collect()))
@@ -88,7 +94,7 @@ impl ConvPricing {
         // Per shape: (median, lowest, highest) share.
         let shares: Vec<(f64, f64, f64)> = match own {
             Some((_, s)) => {
-                let fill = Efficiency::of(s.iter().flatten().copied().collect())?.median;
+                let fill = at.map(|i| self.own[i].1)?;
                 s.iter().map(|x| x.unwrap_or(fill)).map(|x| (x, x, x)).collect()
             }
             None => {
@@ -114,7 +120,7 @@ impl ConvPricing {
         }
         let used = Efficiency::of(shares.iter().map(|s| s.0).collect());
         let basis = match own {
-            Some((_, s)) => format!("measured here ({} of {} convolution passes)", at.map_or(0, |i| self.own[i]), s.len()),
+            Some((_, s)) => format!("measured here ({} of {} convolution passes)", at.map_or(0, |i| self.own[i].0), s.len()),
             None => {
                 let n = self.measured.len();
                 format!("predicted from {n} measured GPU{}", if n == 1 { "" } else { "s" })

@@ -4,10 +4,11 @@
 //!
 //! - Batch norm after each of the 53 convolutions, on its output: at inference one read and one
 //!   write (4 bytes an element in fp16); in training the forward reads x and writes y, the
-//!   backward reads x and dy and writes dx (10 bytes: the least cuDNN's kernels can move). They
-//!   are priced at the share of the bandwidth cuDNN's batch norm at inference reached on each
-//!   shape (the batchnorm_fp16 family's baseline, which PyTorch's eval mode calls); training's
-//!   kernels are other ones of cuDNN's, which the lab has not measured, priced at that share too.
+//!   backward reads x and dy and writes dx (4 and 6 bytes: the least cuDNN's kernels can move).
+//!   Each is priced at the share of the bandwidth cuDNN's kernel for that pass reached on each
+//!   shape (the batchnorm_fp16 family's baseline at inference, which PyTorch's eval mode calls,
+//!   and its persistent training kernels, which its train mode calls), a pass in training the
+//!   GPU did not measure at the inference share of the same shape.
 //! - The rest at the copy's share: ReLU in place, forward reading and writing every activation it
 //!   follows (each convolution's output but the projections' and the blocks' third, which the
 //!   residual add takes first, then the ReLU after it); backward reading the output and the
@@ -68,23 +69,20 @@ pub fn stream_bytes(batch: u64, e: f64, mode: Mode, params: f64, autocast: bool)
     batch as f64 * per_image + update
 }
 
-/// Passes over an element of a batch norm's activations: 2 (in, out) at inference, 5 in training
-/// (forward x in and y out; backward x and dy in, dx out).
-fn bn_passes(mode: Mode) -> f64 {
-    match mode {
-        Mode::Infer => 2.0,
-        Mode::Train => 5.0,
-    }
-}
-
-/// The batch norms of a step: each distinct shape (n x h x w x c) with the bytes its batch
-/// norms move in all.
+/// The batch norms of a step: each distinct shape (n x h x w x c) and pass with the bytes its
+/// batch norms move in all: at inference x in and y out; in training the forward's the same and
+/// the backward's x and dy in, dx out (the batchnorm_fp16 family's shapes, `-train` and
+/// `-backward` a fifth dimension).
 pub fn batch_norm_bytes(batch: u64, e: f64, mode: Mode) -> Vec<(Shape, f64)> {
+    let passes: &[(Option<u64>, f64)] = match mode {
+        Mode::Infer => &[(None, 2.0)],
+        Mode::Train => &[(Some(1), 2.0), (Some(2), 3.0)],
+    };
     batchnorm::resnet50(batch)
         .into_iter()
-        .map(|(s, n)| {
+        .flat_map(|(s, n)| {
             let elements = s.0.iter().product::<u64>() as f64;
-            (s, n as f64 * elements * e * bn_passes(mode))
+            passes.iter().map(move |&(pass, per)| (Shape(s.0.iter().copied().chain(pass).collect()), n as f64 * elements * e * per))
         })
         .collect()
 }
@@ -113,21 +111,34 @@ impl BnShares {
         BnShares(all)
     }
 
-    /// Seconds for `items` (shape, bytes) on `gpu`: each shape at the GPU's own share for it,
-    /// else its own median share, else the measured GPUs' median for the shape; None where no
-    /// GPU measured a batch norm.
+    /// Seconds for `items` (shape, bytes) on `gpu`: each shape and pass at the GPU's own share
+    /// for it, else (a pass in training it did not measure) at its share for the same shape at
+    /// inference, else its own median share of that pass, else the measured GPUs' median for
+    /// the shape and pass (or at inference); None where no GPU measured a batch norm.
     pub fn time_s(&self, gpu: &Gpu, items: &[(Shape, f64)]) -> Option<f64> {
-        let median = |mut v: Vec<f64>| -> Option<f64> {
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied()
-        };
         let own = self.0.iter().find(|(g, _)| g.name == gpu.name).map(|(_, s)| s);
-        let own_median = own.and_then(|s| median(s.iter().map(|x| x.1).collect()));
         let all_median = median(self.0.iter().flat_map(|(_, s)| s.iter().map(|x| x.1)).collect())?;
+        let others = |d: &[u64]| median(self.0.iter().filter_map(|(_, s)| share_at(s, d)).collect());
         let share = |dims: &Vec<u64>| -> f64 {
-            let at = |s: &Vec<(Vec<u64>, f64)>| median(s.iter().filter(|x| &x.0 == dims).map(|x| x.1).collect());
-            own.and_then(at).or(own_median).or_else(|| median(self.0.iter().filter_map(|(_, s)| at(s)).collect())).unwrap_or(all_median)
+            let inference = &dims[..4];
+            let own_pass = own.and_then(|s| median(s.iter().filter(|x| x.0.get(4) == dims.get(4)).map(|x| x.1).collect()));
+            own.and_then(|s| share_at(s, dims))
+                .or_else(|| own.and_then(|s| share_at(s, inference)))
+                .or(own_pass)
+                .or_else(|| others(dims))
+                .or_else(|| others(inference))
+                .unwrap_or(all_median)
         };
         Some(items.iter().map(|(s, bytes)| bytes / (share(&s.0) * gpu.bandwidth_gbs * 1e9)).sum())
     }
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+/// A GPU's median share for the batch norms of exactly `dims` (shape and pass).
+fn share_at(shares: &[(Vec<u64>, f64)], dims: &[u64]) -> Option<f64> {
+    median(shares.iter().filter(|x| x.0 == dims).map(|x| x.1).collect())
 }

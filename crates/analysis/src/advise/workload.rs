@@ -290,7 +290,7 @@ impl Workload {
     /// hidden. Attention is fused: its scores never reach memory. The backward passes move about
     /// twice the forward's; inference runs the forward alone, in eval mode (no dropout). Autocast
     /// also casts every weight the GEMMs read each forward, and in training casts its gradient
-    /// back, which the GradScaler then unscales.
+    /// back; with the MLM head's step, the GradScaler unscales every gradient before the update.
     pub fn stream_bytes(&self, batch: u64, p: Precision, mode: Mode) -> Option<f64> {
         let passes = mode.gemm_passes();
         if *self == Workload::Resnet50 {
@@ -307,11 +307,11 @@ impl Workload {
         let per_element = casts + dropouts + residuals + gelu;
         let tokens = (batch * SEQ) as f64;
         // The weights' 16-bit copies (f32 in, e out) and in training their gradients' way back
-        // (e in, f32 out) and unscaling (f32 in and out).
+        // (e in, f32 out).
         let weight_casts = match (e < f32, mode) {
             (false, _) => 0.0,
             (true, Mode::Infer) => f32 + e,
-            (true, Mode::Train) => 2.0 * (f32 + e) + 2.0 * f32,
+            (true, Mode::Train) => 2.0 * (f32 + e),
         };
         let layers_bytes = passes * layers * tokens * hidden as f64 * per_element + self.gemm_parameters()? * weight_casts;
         if *self != Workload::BertBaseMlm {
@@ -323,8 +323,10 @@ impl Workload {
         // back; then AdamW's update of every parameter.
         let head_gelu = passes * tokens * hidden as f64 * 2.0 * e;
         let cast = if e < f32 { e + f32 } else { 0.0 };
+        // Under autocast the GradScaler unscales every gradient (f32 in and out) before the update.
+        let unscale = if e < f32 { 2.0 * f32 } else { 0.0 };
         let (cross_entropy, optimizer) = match mode {
-            Mode::Train => (cast + 2.0 * f32 + f32 + 3.0 * f32 + cast, self.parameters()? * ADAMW_BYTES),
+            Mode::Train => (cast + 2.0 * f32 + f32 + 3.0 * f32 + cast, self.parameters()? * (ADAMW_BYTES + unscale)),
             // The loss is still computed (the script asks for it), forward only; no update.
             Mode::Infer => (cast + 2.0 * f32, 0.0),
         };

@@ -8,20 +8,25 @@
 //! Inputs: activations uniform in [-1, 1) made exact in fp16; means in [-0.5, 0.5), variances in
 //! [0.25, 2.25), gammas in [0.5, 1.5), betas in [-0.5, 0.5), each channel its own; eps PyTorch's
 //! default. The reference is every element in f64 from those exact values.
+//!
+//! A shape may name a pass in training instead (`-train`, `-backward`), cuDNN's alone:
+//! `batchnorm_training`.
 
 use crate::gpu::cuda::{CudaSlice, DevicePtr, DevicePtrMut};
 use half::f16;
 
+use super::batchnorm_training::{self, BnPass};
 use super::conv::RESNET_BATCH;
 use super::inputs::{poison, random_f32, Readback};
 use super::tensor::kinds::{Fp16, Kind};
 use super::{params_mismatch, Case, Family, FamilyInfo, Shape, Shapes, Suite};
-use crate::error::{LabError, Result};
+use crate::error::Result;
 use crate::facts::family::FamilyId;
 use crate::facts::launch::{Launch, Params};
 use crate::facts::networks::RESNET50;
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
+use crate::gpu::dnn::unmade;
 use crate::gpu::dnn_bn::{BatchNormInference, BnParams};
 use crate::gpu::ffi::lab_batchnorm_args;
 use crate::schema::check::{Check, Precision};
@@ -75,20 +80,41 @@ impl Family for BatchNorm {
         }
     }
     fn suites(&self) -> Vec<Suite> {
-        vec![Suite {
-            name: "resnet50",
-            about: "ResNet-50's 53 batch norms as their 12 shapes, batch 256 (what advise prices its step from)",
-            shapes: resnet50(RESNET_BATCH).into_iter().map(|(s, _)| s).collect(),
-        }]
+        let shapes = || resnet50(RESNET_BATCH).into_iter().map(|(s, _)| s);
+        vec![
+            Suite {
+                name: "resnet50",
+                about: "ResNet-50's 53 batch norms as their 12 shapes, batch 256 (what advise prices its step from)",
+                shapes: shapes().collect(),
+            },
+            Suite {
+                name: "resnet50-training",
+                about: "the same shapes' forward and backward in training, cuDNN's (what advise prices a training step from)",
+                shapes: shapes().flat_map(|s| [1, 2].map(|pass| Shape(s.0.iter().copied().chain([pass]).collect()))).collect(),
+            },
+        ]
     }
     fn tune_sizes(&self) -> Vec<Shape> {
         vec![Shape(vec![256, 56, 56, 256])]
     }
+    /// The activations in and out at 2 bytes each (the backward reads x and dy), and the
+    /// per-channel arrays: four floats read at inference, two read and two written in training.
     fn work(&self, shape: &Shape, _launch: Option<&Launch>) -> Work {
-        let elements = shape.0.iter().product::<u64>() as f64;
-        Work { flops: 0.0, bytes_read: 2.0 * elements + 16.0 * shape.0[3] as f64, bytes_written: 2.0 * elements }
+        let elements = shape.0[..4].iter().product::<u64>() as f64;
+        let (ins, c) = (if BnPass::of(shape) == BnPass::Backward { 2.0 } else { 1.0 }, shape.0[3] as f64);
+        let (read, written) = if BnPass::of(shape) == BnPass::Inference { (16.0, 0.0) } else { (8.0, 8.0) };
+        Work { flops: 0.0, bytes_read: 2.0 * ins * elements + read * c, bytes_written: 2.0 * elements + written * c }
+    }
+    fn kernels_take(&self, shape: &Shape) -> std::result::Result<(), String> {
+        match BnPass::of(shape) {
+            BnPass::Inference => Ok(()),
+            _ => Err("needs the inference pass: a pass in training is cuDNN's alone".into()),
+        }
     }
     fn prepare(&self, gpu: &mut Gpu, shape: &Shape, seed: u64) -> Result<Box<dyn Case>> {
+        if BnPass::of(shape) != BnPass::Inference {
+            return batchnorm_training::prepare(gpu, shape, seed);
+        }
         let [n, h, w, c] = [0, 1, 2, 3].map(|i| shape.0[i] as usize);
         let (x_in, x) = Fp16::draw(n * h * w * c, seed);
         let spread = |lo: f32, width: f32, salt: u64| -> Vec<f32> {
@@ -101,7 +127,7 @@ impl Family for BatchNorm {
             // SAFETY: poisoned before every launch.
             dst: unsafe { gpu.stream.alloc::<f16>(x.len()) }?,
             dev: [up(&stats[0])?, up(&stats[1])?, up(&stats[2])?, up(&stats[3])?],
-            dnn: BatchNormInference::new(gpu, [n, h, w, c]).map_err(|e| e.to_string()),
+            dnn: BatchNormInference::new(gpu, [n, h, w, c]),
             x,
             stats,
             c,
@@ -122,7 +148,7 @@ struct BatchNormCase {
     dst: CudaSlice<f16>,
     /// mean, var, gamma, beta on the GPU.
     dev: [CudaSlice<f32>; 4],
-    dnn: std::result::Result<BatchNormInference, String>,
+    dnn: Result<BatchNormInference>,
     /// The activations' exact values, and the statistics and parameters.
     x: Vec<f32>,
     stats: [Vec<f32>; 4],
@@ -151,10 +177,8 @@ impl Case for BatchNormCase {
 
     fn launch_baseline(&mut self, _gpu: &Gpu) -> Result<()> {
         let [mean, var, gamma, beta] = &self.dev;
-        match &self.dnn {
-            Ok(dnn) => dnn.launch(&self.src, &mut self.dst, &BnParams { mean, var, gamma, beta, eps: EPS }),
-            Err(why) => Err(LabError::Unavailable(why.clone())),
-        }
+        let dnn = self.dnn.as_ref().map_err(unmade)?;
+        dnn.launch(&self.src, &mut self.dst, &BnParams { mean, var, gamma, beta, eps: EPS })
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {

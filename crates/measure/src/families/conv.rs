@@ -1,7 +1,7 @@
 //! The convolution family: `conv_fp16`, a 2-D convolution in fp16 with fp32 arithmetic, channels
 //! last (NHWC input, KRSC filters, NPQK output), against cuDNN's fastest algorithm for the shape
 //! (loaded at run time; skipped with the reason where it is absent). Shape: `conv_shape`. Work:
-//! 2 n p q k r r c operations; the input and filters read once, the output written once.
+//! 2 n p q k r r c operations; the pass's two inputs read once and its output written once.
 //!
 //! A shape may name a gradient's pass instead (`-dgrad`, `-wgrad`), which training runs twice for
 //! every forward: cuDNN's alone, since the lab's rungs run the forward pass. The input's gradient
@@ -33,6 +33,7 @@ use crate::facts::launch::{Launch, Params};
 use crate::facts::networks::RESNET50;
 use crate::facts::sheet;
 use crate::gpu::device::{Gpu, Kernel};
+use crate::gpu::dnn::unmade;
 use crate::gpu::dnn_conv::{ConvDims, ConvOp, Pass};
 use crate::gpu::ffi::lab_conv_args;
 use crate::schema::check::{Check, Precision};
@@ -121,10 +122,10 @@ impl Family for Conv {
             Pass::Filter => (draw(s.input_elements(), 0), draw(s.output_elements(), 0x5851_f42d), s.filter_elements()),
         };
         let reference = match s.pass {
-            Pass::Forward => reference(gpu, &s, &a, &b, seed)?,
+            Pass::Forward => reference(gpu, &s, &a, &b, seed, &s.label())?,
             Pass::Data => {
                 let (t, dy, w) = dgrad_as_forward(&s, &a, &b);
-                reference(gpu, &t, &dy, &w, seed)?
+                reference(gpu, &t, &dy, &w, seed, &s.label())?
             }
             Pass::Filter => wgrad_reference(gpu, &s, &a, &b, seed)?,
         };
@@ -141,7 +142,7 @@ impl Family for Conv {
         let (src, filter) = (gpu.stream.clone_htod(&a_in)?, gpu.stream.clone_htod(&b_in)?);
         // SAFETY: poisoned before every launch (cuDNN's search writes it first).
         let mut dst = unsafe { gpu.stream.alloc::<f16>(out as usize) }?;
-        let dnn = ConvOp::new(gpu, dims, s.pass, &src, &filter, &mut dst).map_err(|e| e.to_string());
+        let dnn = ConvOp::new(gpu, dims, s.pass, &src, &filter, &mut dst);
         Ok(Box::new(ConvCase { s, src, filter, dst, dnn, reference }))
     }
 }
@@ -154,7 +155,7 @@ struct ConvCase {
     filter: CudaSlice<f16>,
     dst: CudaSlice<f16>,
     /// cuDNN's convolution, or why it cannot run here.
-    dnn: std::result::Result<ConvOp, String>,
+    dnn: Result<ConvOp>,
     reference: GemmReference,
 }
 
@@ -198,10 +199,8 @@ impl Case for ConvCase {
     }
 
     fn launch_baseline(&mut self, _gpu: &Gpu) -> Result<()> {
-        match &mut self.dnn {
-            Ok(dnn) => dnn.launch(&self.src, &self.filter, &mut self.dst),
-            Err(why) => Err(LabError::Unavailable(why.clone())),
-        }
+        let dnn = self.dnn.as_mut().map_err(|e| unmade(e))?;
+        dnn.launch(&self.src, &self.filter, &mut self.dst)
     }
 
     fn check(&mut self, gpu: &Gpu, precision: Precision) -> Result<Check> {
@@ -211,7 +210,8 @@ impl Case for ConvCase {
 
 /// The f64 convolution of the exact inputs `x` (NHWC) and `f` (KRSC): whole on the CPU when
 /// small, else on the GPU tap by tap and anchored to a CPU sample (the module's comment).
-fn reference(gpu: &Gpu, s: &ConvShape, x: &[f32], f: &[f32], seed: u64) -> Result<GemmReference> {
+/// `what` names the shape in an error (a gradient's, whose reference is a turned convolution).
+fn reference(gpu: &Gpu, s: &ConvShape, x: &[f32], f: &[f32], seed: u64, what: &str) -> Result<GemmReference> {
     let [pixels, k, _] = s.gemm().map(|d| d as usize);
     if s.gemm().iter().product::<u64>() <= FULL_REFERENCE_MAX {
         return Ok(GemmReference::Host(direct(s, x, f)));
@@ -227,7 +227,7 @@ fn reference(gpu: &Gpu, s: &ConvShape, x: &[f32], f: &[f32], seed: u64) -> Resul
     // The first and last pixels, in the padding's corners, whole.
     idx.extend((0..k).chain((pixels - 1) * k..pixels * k));
     let want: Vec<f64> = idx.iter().map(|&e| at(s, x, f, e / k, e % k)).collect();
-    GemmReference::anchored(gpu, product, &idx, &want, &s.label(), None)
+    GemmReference::anchored(gpu, product, &idx, &want, what, None)
 }
 
 /// The whole convolution on the CPU, in f64, pixels split across its threads.

@@ -185,7 +185,8 @@ impl ConvShape {
         format!("{n}x{h}x{w}x{c}-{k}x{r}x{r}-s{stride}-p{pad}{pass}")
     }
 
-    /// A small random convolution for `verify --fuzz`, whose whole output the CPU checks: odd
+    /// A small random convolution for `verify --fuzz`, whose whole output the CPU checks (but a
+    /// dgrad's, whose turned convolution may be larger, which the device reference checks): odd
     /// channel counts and images most of the time (the paths without 16-byte loads), filters of
     /// 1, 3, 5 or 7, strides of 1 to 3, "same" or no padding, at most 2^26 multiply-adds; a
     /// gradient's pass one time in three.

@@ -175,7 +175,7 @@ impl Problem {
                 let mut own = verify::check(&out[c * cols..(c + 1) * cols], cols, &|j| (j, self.dx(c * cols + j)), precision);
                 own.first_bad.iter_mut().for_each(|b| b.0 += c * cols);
                 own.nonfinite = 0; // counted in `rest`, whose scan covers the whole output
-                merge(rest, own)
+                verify::merge(rest, own)
             }
             None => verify::check(&out[..defined], defined, &|i| (i, self.dx(i)), precision),
         };
@@ -189,34 +189,15 @@ impl Problem {
             let got: Vec<f32> = at.iter().map(|&k| params[k]).collect();
             let mut c = verify::check(&got, at.len(), &|n| (n, columns[at[n]]), precision);
             c.first_bad.iter_mut().for_each(|b| b.0 = rows * cols + at[b.0]);
-            sums = merge(sums, c);
+            sums = verify::merge(sums, c);
         }
         for k in skip.map_or(vec![], |c| vec![c, cols + c]) {
             let mut nan = Check { tolerance: precision.tolerance(), ..Check::default() };
             verify::check_nan_tail(&mut nan, &params[k..k + 1], 0);
             nan.first_bad.iter_mut().for_each(|b| b.0 = rows * cols + k);
-            sums = merge(sums, nan);
+            sums = verify::merge(sums, nan);
         }
-        merge(dx, sums)
-    }
-}
-
-/// Two checks of one output as one: the larger error and worst element (NaN where either is),
-/// the counts added.
-fn merge(a: Check, b: Check) -> Check {
-    let worse = |x: f64, y: f64| if x.is_nan() || y.is_nan() { f64::NAN } else { x.max(y) };
-    let mut first_bad = a.first_bad;
-    first_bad.extend(b.first_bad);
-    first_bad.truncate(5);
-    Check {
-        error: worse(a.error, b.error),
-        tolerance: a.tolerance.max(b.tolerance),
-        compared: a.compared + b.compared,
-        nonfinite: a.nonfinite + b.nonfinite,
-        beyond: a.beyond + b.beyond,
-        worst: worse(a.worst, b.worst),
-        unrepeated: a.unrepeated + b.unrepeated,
-        first_bad,
+        verify::merge(dx, sums)
     }
 }
 

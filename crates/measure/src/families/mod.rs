@@ -3,6 +3,7 @@
 //! launches of its kernels and of its vendor baseline, the check).
 
 pub mod batchnorm;
+pub mod batchnorm_training;
 pub mod conv;
 pub mod conv_shape;
 pub mod gemm_reference;

@@ -31,7 +31,9 @@ pub enum Shapes {
     Matrix,
     /// [tasks]: a positive count.
     Count,
-    /// [n, h, w, c]: activations channels last, NxHxWxC, below 2^31 elements.
+    /// [n, h, w, c]: activations channels last, NxHxWxC, below 2^31 elements; then `-train` or
+    /// `-backward` for a batch norm's passes in training (a fifth dimension, 1 or 2), where a
+    /// plain shape is its pass at inference.
     Nhwc,
     /// [n, h, w, c, k, r, stride, pad]: a convolution, `NxHxWxC-KxRxR[-sSTRIDE][-pPAD]`
     /// (`conv_shape`).
@@ -94,12 +96,20 @@ impl Shapes {
             }
             Shapes::Count => Ok(Shape(vec![parse_count(text, "task count")?])),
             Shapes::Nhwc => {
-                let [n, h, w, c] = parts.as_slice() else { return Err(format!("'{text}' is not NxHxWxC")) };
+                let (plain, pass) = match text.split_once('-') {
+                    None => (text, None),
+                    Some((plain, "train")) => (plain, Some(1)),
+                    Some((plain, "backward")) => (plain, Some(2)),
+                    Some(_) => return Err(format!("'{text}' is not NxHxWxC[-train|-backward]")),
+                };
+                let parts: Vec<&str> = plain.split('x').collect();
+                let [n, h, w, c] = parts.as_slice() else { return Err(format!("'{text}' is not NxHxWxC[-train|-backward]")) };
                 let dims = [(n, "images"), (h, "height"), (w, "width"), (c, "channels")].map(|(p, what)| parse_count(p, what));
-                let dims = dims.into_iter().collect::<Result<Vec<u64>, _>>()?;
+                let mut dims = dims.into_iter().collect::<Result<Vec<u64>, _>>()?;
                 if dims.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).is_none_or(|e| e >= MAX_ELEMENTS) {
                     return Err(format!("{text} is over the lab's 2^31 elements"));
                 }
+                dims.extend(pass);
                 Ok(Shape(dims))
             }
             Shapes::Conv => ConvShape::parse(text).map(|s| s.shape()),
@@ -122,7 +132,12 @@ impl Shapes {
             },
             Shapes::Matrix => Shape(vec![fuzz_dim(rng, 4096), fuzz_odd(rng, 4096)]),
             Shapes::Count => Shape(vec![fuzz_dim(rng, 1 << 13)]),
-            Shapes::Nhwc => Shape(vec![fuzz_dim(rng, 4), fuzz_odd(rng, 40), fuzz_odd(rng, 40), fuzz_odd(rng, 300)]),
+            Shapes::Nhwc => {
+                let mut d = vec![fuzz_dim(rng, 4), fuzz_odd(rng, 40), fuzz_odd(rng, 40), fuzz_odd(rng, 300)];
+                // A training pass one time in three.
+                d.extend([None, None, None, None, Some(1), Some(2)][rng.random_range(0..6)]);
+                Shape(d)
+            }
             Shapes::Conv => ConvShape::fuzz(rng).shape(),
         }
     }
@@ -132,6 +147,14 @@ impl Shapes {
         match self {
             Shapes::Bytes { .. } => bytes_label(shape.0[0]),
             Shapes::Conv => ConvShape::of(shape).label(),
+            Shapes::Nhwc => {
+                let pass = match shape.0.get(4) {
+                    Some(1) => "-train",
+                    Some(2) => "-backward",
+                    _ => "",
+                };
+                format!("{}{pass}", Shape(shape.0[..4].to_vec()))
+            }
             _ => shape.to_string(),
         }
     }
