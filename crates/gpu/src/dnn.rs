@@ -195,12 +195,19 @@ impl RowSoftmaxBackward {
 
 impl Drop for RowSoftmaxBackward {
     fn drop(&mut self) {
-        // SAFETY: made in `new` and used by nothing after this; a failure to destroy leaks only.
-        unsafe {
-            if !self.desc.is_null() {
-                let _ = result::destroy_tensor_descriptor(self.desc);
-            }
-            let _ = result::destroy_handle(self.handle);
-        }
+        // SAFETY: made in `new` and used by nothing after this.
+        unsafe { destroy(self.handle, &[self.desc]) }
     }
+}
+
+/// Destroys a handle and its tensor descriptors, those never made (null) skipped; a failure to
+/// destroy leaks only, so it is not reported.
+///
+/// # Safety
+/// Each was made by cuDNN and nothing uses it after this.
+pub(crate) unsafe fn destroy(handle: sys::cudnnHandle_t, tensors: &[sys::cudnnTensorDescriptor_t]) {
+    for &t in tensors.iter().filter(|t| !t.is_null()) {
+        let _ = result::destroy_tensor_descriptor(t);
+    }
+    let _ = result::destroy_handle(handle);
 }

@@ -12,7 +12,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use half::f16;
 
 use super::device::Gpu;
-use super::dnn::{dnn_err, loaded};
+use super::dnn::{destroy, dnn_err, loaded};
 use crate::error::{LabError, Result};
 
 pub struct BatchNormInference {
@@ -91,14 +91,7 @@ impl BatchNormInference {
 
 impl Drop for BatchNormInference {
     fn drop(&mut self) {
-        // SAFETY: made in `new` and used by nothing after this; a failure to destroy leaks only.
-        unsafe {
-            for t in [self.x, self.params] {
-                if !t.is_null() {
-                    let _ = result::destroy_tensor_descriptor(t);
-                }
-            }
-            let _ = result::destroy_handle(self.handle);
-        }
+        // SAFETY: made in `new` and used by nothing after this.
+        unsafe { destroy(self.handle, &[self.x, self.params]) }
     }
 }

@@ -17,7 +17,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use half::f16;
 
 use super::device::Gpu;
-use super::dnn::{dnn_err, loaded};
+use super::dnn::{destroy, dnn_err, loaded};
 use crate::error::{LabError, Result};
 
 const MODE: cudnnBatchNormMode_t = cudnnBatchNormMode_t::CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
@@ -206,14 +206,7 @@ fn scratch<'a>(buf: &'a mut Option<CudaSlice<u8>>, s: &'a Arc<CudaStream>) -> (*
 
 impl Drop for BatchNormTraining {
     fn drop(&mut self) {
-        // SAFETY: made in `new` and used by nothing after this; a failure to destroy leaks only.
-        unsafe {
-            for t in [self.x, self.params] {
-                if !t.is_null() {
-                    let _ = result::destroy_tensor_descriptor(t);
-                }
-            }
-            let _ = result::destroy_handle(self.handle);
-        }
+        // SAFETY: made in `new` and used by nothing after this.
+        unsafe { destroy(self.handle, &[self.x, self.params]) }
     }
 }

@@ -18,7 +18,7 @@ use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use half::f16;
 
 use super::device::Gpu;
-use super::dnn::{dnn_err, loaded};
+use super::dnn::{destroy, dnn_err, loaded};
 use crate::error::{LabError, Result};
 
 /// A convolution's dimensions as lab_conv_args takes them: an n x h x w x c input, k filters of
@@ -246,15 +246,10 @@ impl Drop for ConvOp {
             if !self.conv.is_null() {
                 let _ = result::destroy_convolution_descriptor(self.conv);
             }
-            for t in [self.x, self.y] {
-                if !t.is_null() {
-                    let _ = result::destroy_tensor_descriptor(t);
-                }
-            }
             if !self.w.is_null() {
                 let _ = result::destroy_filter_descriptor(self.w);
             }
-            let _ = result::destroy_handle(self.handle);
+            destroy(self.handle, &[self.x, self.y]);
         }
     }
 }
