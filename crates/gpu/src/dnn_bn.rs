@@ -1,7 +1,8 @@
 //! cuDNN's batch norm at inference (`cudnnBatchNormalizationForwardInference`, the spatial mode
 //! PyTorch's eval-mode BatchNorm2d calls) on fp16 activations channels last, with fp32 running
 //! statistics and affine parameters: the batchnorm_fp16 family's baseline. Its own handle and
-//! descriptors, as `dnn::RowSoftmaxBackward`'s, destroyed when dropped.
+//! descriptors, as `dnn::RowSoftmaxBackward`'s, destroyed when dropped (`BnDescriptors`, which
+//! the training batch norm shares).
 
 use std::ffi::c_void;
 use std::sync::Arc;
@@ -15,11 +16,48 @@ use super::device::Gpu;
 use super::dnn::{destroy, dnn_err, loaded};
 use crate::error::{LabError, Result};
 
+/// A batch norm's handle on the GPU's stream and its two descriptors, the activations (n x c x h
+/// x w, laid out NHWC) and the per-channel fp32 arrays (1 x c x 1 x 1), at inference and in
+/// training alike; destroyed when dropped.
+pub(crate) struct BnDescriptors {
+    pub handle: sys::cudnnHandle_t,
+    pub x: sys::cudnnTensorDescriptor_t,
+    pub params: sys::cudnnTensorDescriptor_t,
+}
+
+impl BnDescriptors {
+    pub(crate) fn new(gpu: &Gpu, [n, h, w, c]: [usize; 4]) -> Result<BnDescriptors> {
+        loaded().clone().map_err(LabError::Unavailable)?;
+        let int = |v: usize| i32::try_from(v).map_err(|_| LabError::Usage(format!("{v} is over cuDNN's int dimensions")));
+        let handle = result::create_handle().map_err(dnn_err)?;
+        // Held from here, so an error below still destroys what was made.
+        let mut d = BnDescriptors { handle, x: std::ptr::null_mut(), params: std::ptr::null_mut() };
+        // SAFETY: a live handle and the stream it is to run on, which the op holding `d` keeps
+        // alive; each descriptor created, then set once. With NHWC cuDNN takes the dimensions
+        // in NCHW order.
+        unsafe {
+            result::set_stream(d.handle, gpu.stream.cu_stream() as sys::cudaStream_t).map_err(dnn_err)?;
+            d.x = result::create_tensor_descriptor().map_err(dnn_err)?;
+            let nhwc = cudnnTensorFormat_t::CUDNN_TENSOR_NHWC;
+            result::set_tensor4d_descriptor(d.x, nhwc, cudnnDataType_t::CUDNN_DATA_HALF, [int(n)?, int(c)?, int(h)?, int(w)?])
+                .map_err(dnn_err)?;
+            d.params = result::create_tensor_descriptor().map_err(dnn_err)?;
+            let nchw = cudnnTensorFormat_t::CUDNN_TENSOR_NCHW;
+            result::set_tensor4d_descriptor(d.params, nchw, cudnnDataType_t::CUDNN_DATA_FLOAT, [1, int(c)?, 1, 1]).map_err(dnn_err)?;
+        }
+        Ok(d)
+    }
+}
+
+impl Drop for BnDescriptors {
+    fn drop(&mut self) {
+        // SAFETY: made in `new` and used by nothing after this.
+        unsafe { destroy(self.handle, &[self.x, self.params]) }
+    }
+}
+
 pub struct BatchNormInference {
-    handle: sys::cudnnHandle_t,
-    /// The activations (n x c x h x w, laid out NHWC) and the per-channel parameters (1 x c x 1 x 1).
-    x: sys::cudnnTensorDescriptor_t,
-    params: sys::cudnnTensorDescriptor_t,
+    d: BnDescriptors,
     stream: Arc<CudaStream>,
 }
 
@@ -33,25 +71,8 @@ pub struct BnParams<'a> {
 }
 
 impl BatchNormInference {
-    pub fn new(gpu: &Gpu, [n, h, w, c]: [usize; 4]) -> Result<BatchNormInference> {
-        loaded().clone().map_err(LabError::Unavailable)?;
-        let int = |v: usize| i32::try_from(v).map_err(|_| LabError::Usage(format!("{v} is over cuDNN's int dimensions")));
-        let handle = result::create_handle().map_err(dnn_err)?;
-        // Held from here, so an error below still destroys what was made.
-        let mut op = BatchNormInference { handle, x: std::ptr::null_mut(), params: std::ptr::null_mut(), stream: gpu.stream.clone() };
-        // SAFETY: a live handle and the stream it is to run on, which `op` keeps alive; each
-        // descriptor created, then set once. With NHWC cuDNN takes the dimensions in NCHW order.
-        unsafe {
-            result::set_stream(op.handle, gpu.stream.cu_stream() as sys::cudaStream_t).map_err(dnn_err)?;
-            op.x = result::create_tensor_descriptor().map_err(dnn_err)?;
-            let nhwc = cudnnTensorFormat_t::CUDNN_TENSOR_NHWC;
-            result::set_tensor4d_descriptor(op.x, nhwc, cudnnDataType_t::CUDNN_DATA_HALF, [int(n)?, int(c)?, int(h)?, int(w)?])
-                .map_err(dnn_err)?;
-            op.params = result::create_tensor_descriptor().map_err(dnn_err)?;
-            let nchw = cudnnTensorFormat_t::CUDNN_TENSOR_NCHW;
-            result::set_tensor4d_descriptor(op.params, nchw, cudnnDataType_t::CUDNN_DATA_FLOAT, [1, int(c)?, 1, 1]).map_err(dnn_err)?;
-        }
-        Ok(op)
+    pub fn new(gpu: &Gpu, dims: [usize; 4]) -> Result<BatchNormInference> {
+        Ok(BatchNormInference { d: BnDescriptors::new(gpu, dims)?, stream: gpu.stream.clone() })
     }
 
     /// y = batch norm of x with `p`, on the GPU's stream.
@@ -69,15 +90,15 @@ impl BatchNormInference {
         // reads them for half data.
         let status = unsafe {
             sys::cudnnBatchNormalizationForwardInference(
-                self.handle,
+                self.d.handle,
                 sys::cudnnBatchNormMode_t::CUDNN_BATCHNORM_SPATIAL,
                 host(&alpha),
                 host(&beta),
-                self.x,
+                self.d.x,
                 dev(xp),
-                self.x,
+                self.d.x,
                 yp as *mut c_void,
-                self.params,
+                self.d.params,
                 dev(gamma),
                 dev(bias),
                 dev(mean),
@@ -86,12 +107,5 @@ impl BatchNormInference {
             )
         };
         status.result().map_err(dnn_err)
-    }
-}
-
-impl Drop for BatchNormInference {
-    fn drop(&mut self) {
-        // SAFETY: made in `new` and used by nothing after this.
-        unsafe { destroy(self.handle, &[self.x, self.params]) }
     }
 }

@@ -11,23 +11,20 @@
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use cudarc::cudnn::result;
-use cudarc::cudnn::sys::{self, cudnnBatchNormMode_t, cudnnBatchNormOps_t, cudnnDataType_t, cudnnTensorFormat_t};
+use cudarc::cudnn::sys::{self, cudnnBatchNormMode_t, cudnnBatchNormOps_t};
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use half::f16;
 
 use super::device::Gpu;
-use super::dnn::{destroy, dnn_err, loaded};
-use crate::error::{LabError, Result};
+use super::dnn::dnn_err;
+use super::dnn_bn::BnDescriptors;
+use crate::error::Result;
 
 const MODE: cudnnBatchNormMode_t = cudnnBatchNormMode_t::CUDNN_BATCHNORM_SPATIAL_PERSISTENT;
 const OPS: cudnnBatchNormOps_t = cudnnBatchNormOps_t::CUDNN_BATCHNORM_OPS_BN;
 
 pub struct BatchNormTraining {
-    handle: sys::cudnnHandle_t,
-    /// The activations (n x c x h x w, laid out NHWC) and the per-channel arrays (1 x c x 1 x 1).
-    x: sys::cudnnTensorDescriptor_t,
-    params: sys::cudnnTensorDescriptor_t,
+    d: BnDescriptors,
     workspace: Option<CudaSlice<u8>>,
     reserve: Option<CudaSlice<u8>>,
     stream: Arc<CudaStream>,
@@ -46,51 +43,27 @@ pub struct BnTrainParams {
 }
 
 impl BatchNormTraining {
-    pub fn new(gpu: &Gpu, [n, h, w, c]: [usize; 4]) -> Result<BatchNormTraining> {
-        loaded().clone().map_err(LabError::Unavailable)?;
-        let int = |v: usize| i32::try_from(v).map_err(|_| LabError::Usage(format!("{v} is over cuDNN's int dimensions")));
-        let handle = result::create_handle().map_err(dnn_err)?;
-        // Held from here, so an error below still destroys what was made.
-        let mut op = BatchNormTraining {
-            handle,
-            x: std::ptr::null_mut(),
-            params: std::ptr::null_mut(),
-            workspace: None,
-            reserve: None,
-            stream: gpu.stream.clone(),
-        };
+    pub fn new(gpu: &Gpu, dims: [usize; 4]) -> Result<BatchNormTraining> {
+        let d = BnDescriptors::new(gpu, dims)?;
         let (mut fwd, mut bwd, mut reserve) = (0usize, 0usize, 0usize);
         let (no_z, no_act): (sys::cudnnTensorDescriptor_t, sys::cudnnActivationDescriptor_t) = (std::ptr::null_mut(), std::ptr::null_mut());
-        // SAFETY: a live handle and the stream it is to run on, which `op` keeps alive; each
-        // descriptor created, then set once (with NHWC cuDNN takes the dimensions in NCHW
-        // order); the size queries read them, with no z input and no activation.
+        let (h, x, p) = (d.handle, d.x, d.params);
+        // SAFETY: the size queries read live descriptors, with no z input and no activation.
         unsafe {
-            result::set_stream(op.handle, gpu.stream.cu_stream() as sys::cudaStream_t).map_err(dnn_err)?;
-            op.x = result::create_tensor_descriptor().map_err(dnn_err)?;
-            let nhwc = cudnnTensorFormat_t::CUDNN_TENSOR_NHWC;
-            result::set_tensor4d_descriptor(op.x, nhwc, cudnnDataType_t::CUDNN_DATA_HALF, [int(n)?, int(c)?, int(h)?, int(w)?])
-                .map_err(dnn_err)?;
-            op.params = result::create_tensor_descriptor().map_err(dnn_err)?;
-            let nchw = cudnnTensorFormat_t::CUDNN_TENSOR_NCHW;
-            result::set_tensor4d_descriptor(op.params, nchw, cudnnDataType_t::CUDNN_DATA_FLOAT, [1, int(c)?, 1, 1]).map_err(dnn_err)?;
-            let (x, p) = (op.x, op.params);
-            sys::cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(op.handle, MODE, OPS, x, no_z, x, p, no_act, &mut fwd)
+            sys::cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(h, MODE, OPS, x, no_z, x, p, no_act, &mut fwd)
                 .result()
                 .map_err(dnn_err)?;
-            sys::cudnnGetBatchNormalizationBackwardExWorkspaceSize(op.handle, MODE, OPS, x, x, x, no_z, x, p, no_act, &mut bwd)
+            sys::cudnnGetBatchNormalizationBackwardExWorkspaceSize(h, MODE, OPS, x, x, x, no_z, x, p, no_act, &mut bwd)
                 .result()
                 .map_err(dnn_err)?;
-            sys::cudnnGetBatchNormalizationTrainingExReserveSpaceSize(op.handle, MODE, OPS, no_act, x, &mut reserve)
-                .result()
-                .map_err(dnn_err)?;
+            sys::cudnnGetBatchNormalizationTrainingExReserveSpaceSize(h, MODE, OPS, no_act, x, &mut reserve).result().map_err(dnn_err)?;
         }
         // SAFETY: scratch for cuDNN, which writes it before reading it (the reserve space the
         // forward writes and the backward reads).
         let alloc = |bytes: usize| -> Result<Option<CudaSlice<u8>>> {
             Ok(if bytes > 0 { Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?) } else { None })
         };
-        (op.workspace, op.reserve) = (alloc(fwd.max(bwd))?, alloc(reserve)?);
-        Ok(op)
+        Ok(BatchNormTraining { d, workspace: alloc(fwd.max(bwd))?, reserve: alloc(reserve)?, stream: gpu.stream.clone() })
     }
 
     /// y = x normalised with the batch's statistics, times gamma plus beta; the running
@@ -111,18 +84,18 @@ impl BatchNormTraining {
         // cuDNN asked for; alpha and beta are host floats, as cuDNN reads them for half data.
         let status = unsafe {
             sys::cudnnBatchNormalizationForwardTrainingEx(
-                self.handle,
+                self.d.handle,
                 MODE,
                 OPS,
                 host(&one),
                 host(&zero),
-                self.x,
+                self.d.x,
                 xp as *const c_void,
                 std::ptr::null_mut(),
                 std::ptr::null(),
-                self.x,
+                self.d.x,
                 yp as *mut c_void,
-                self.params,
+                self.d.params,
                 g as *const c_void,
                 b as *const c_void,
                 1.0,
@@ -158,24 +131,24 @@ impl BatchNormTraining {
         // what the last forward wrote there.
         let status = unsafe {
             sys::cudnnBatchNormalizationBackwardEx(
-                self.handle,
+                self.d.handle,
                 MODE,
                 OPS,
                 host(&one),
                 host(&zero),
                 host(&one),
                 host(&zero),
-                self.x,
+                self.d.x,
                 xp as *const c_void,
-                self.x,
+                self.d.x,
                 std::ptr::null(),
-                self.x,
+                self.d.x,
                 dyp as *const c_void,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
-                self.x,
+                self.d.x,
                 dxp as *mut c_void,
-                self.params,
+                self.d.params,
                 g as *const c_void,
                 b as *const c_void,
                 dg as *mut c_void,
@@ -201,12 +174,5 @@ fn scratch<'a>(buf: &'a mut Option<CudaSlice<u8>>, s: &'a Arc<CudaStream>) -> (*
     match buf.as_mut().map(|b| b.device_ptr_mut(s)) {
         Some((p, record)) => (p as *mut c_void, bytes, Some(record)),
         None => (std::ptr::null_mut(), 0, None),
-    }
-}
-
-impl Drop for BatchNormTraining {
-    fn drop(&mut self) {
-        // SAFETY: made in `new` and used by nothing after this.
-        unsafe { destroy(self.handle, &[self.x, self.params]) }
     }
 }
