@@ -242,6 +242,27 @@ fn convolution_gradients_verify_at_odd_shapes_and_through_the_device_reference()
 
 #[test]
 #[ignore = "needs a GPU"]
+fn the_convolution_baseline_times_plans_of_cudnns_graph_api_for_every_pass() {
+    // A ResNet-50 stage-1 3x3 at batch 8: each pass's graph makes plans (PyTorch's engines), so
+    // a graph cuDNN silently refuses cannot leave the baseline on the legacy algorithms alone.
+    use half::f16;
+    use kernel_lab::gpu::dnn_conv::{ConvDims, ConvOp, Pass};
+    let gpu = gpu();
+    let d = ConvDims { n: 8, h: 56, w: 56, c: 64, k: 64, r: 3, stride: 1, pad: 1 };
+    let (x, w) = (8 * 56 * 56 * 64, 64 * 3 * 3 * 64);
+    let buffer = |n: usize| gpu.stream.alloc_zeros::<f16>(n).unwrap();
+    for (pass, a, b, out) in [(Pass::Forward, x, w, x), (Pass::Data, x, w, x), (Pass::Filter, x, x, w)] {
+        let (a, b, mut out) = (buffer(a), buffer(b), buffer(out));
+        match ConvOp::new(&gpu, d, pass, &a, &b, &mut out) {
+            Ok(op) => assert!(op.graph_plans() > 0, "{pass:?}: cuDNN's graph API made no plan"),
+            Err(kernel_lab::LabError::Unavailable(why)) => eprintln!("skipped: {why}"),
+            Err(e) => panic!("{pass:?}: {e}"),
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a GPU"]
 fn batch_norms_verify_with_and_without_whole_vectors_and_tables() {
     // Channels off the 4-element accesses (3, 7), past the rung's table of 2048 (2056), and the
     // stem's.

@@ -22,6 +22,7 @@ pub mod dnn;
 pub mod dnn_bn;
 pub mod dnn_bn_training;
 pub mod dnn_conv;
+mod dnn_conv_graph;
 pub mod driver;
 pub mod ffi;
 pub mod flush;

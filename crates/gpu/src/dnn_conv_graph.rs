@@ -1,0 +1,267 @@
+//! cuDNN's convolution through its graph API (the backend descriptors), the way PyTorch runs a
+//! convolution with `torch.backends.cudnn.benchmark` on: one operation in a graph, the engine
+//! configurations cuDNN's instant heuristics list, then its fallback list, made into execution
+//! plans until `PLAN_LIMIT` of them finalize (PyTorch's `torch.backends.cudnn.benchmark_limit`,
+//! 10 by default), each then timed. These engines are not all reachable through the legacy
+//! algorithm enums `dnn_conv` searches; `ConvOp` times both kinds and keeps the fastest.
+//! cudarc wraps none of the graph API, so the descriptors are raw, each destroyed when dropped.
+
+use std::ffi::c_void;
+
+use cudarc::cudnn::sys::{
+    self, cudnnBackendAttributeName_t as Attr, cudnnBackendAttributeType_t as Type, cudnnBackendDescriptorType_t as Kind,
+    cudnnBackendDescriptor_t,
+};
+
+use super::dnn::dnn_err;
+use crate::error::Result;
+
+/// The plans that finalize, at most, before timing: PyTorch's default benchmark limit.
+const PLAN_LIMIT: usize = 10;
+
+/// The tensors' ids in the variant pack: the convolution's input, filters and output, whatever
+/// the pass (a gradient's pass writes dx into the input's tensor or dw into the filters').
+const X: i64 = 1;
+const W: i64 = 2;
+const Y: i64 = 3;
+
+/// Which pass of a convolution: y from x and w, or in training dx from dy and w and dw from x
+/// and dy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    Forward,
+    Data,
+    Filter,
+}
+
+/// One backend descriptor, destroyed when dropped.
+struct Desc(cudnnBackendDescriptor_t);
+
+impl Desc {
+    fn new(kind: Kind) -> Result<Desc> {
+        let mut d = std::ptr::null_mut();
+        // SAFETY: cuDNN writes a new descriptor into `d`.
+        unsafe { sys::cudnnBackendCreateDescriptor(kind, &mut d) }.result().map_err(dnn_err)?;
+        Ok(Desc(d))
+    }
+
+    /// Sets attribute `name` to the `count` values of `ty` at `values`.
+    fn set<T>(&self, name: Attr, ty: Type, values: &[T]) -> Result<()> {
+        // SAFETY: a live descriptor; `values` holds `count` elements of the type `ty` names.
+        unsafe { sys::cudnnBackendSetAttribute(self.0, name, ty, values.len() as i64, values.as_ptr() as *const c_void) }
+            .result()
+            .map_err(dnn_err)
+    }
+
+    fn finalize(self) -> Result<Desc> {
+        // SAFETY: a live descriptor whose required attributes were set.
+        unsafe { sys::cudnnBackendFinalize(self.0) }.result().map_err(dnn_err)?;
+        Ok(self)
+    }
+}
+
+impl Drop for Desc {
+    fn drop(&mut self) {
+        // SAFETY: made by `Desc::new`, used by nothing after this; a failure leaks only.
+        let _ = unsafe { sys::cudnnBackendDestroyDescriptor(self.0) };
+    }
+}
+
+/// A tensor of fp16, channels last: `dims` in cuDNN's n, c, h, w order.
+fn tensor(id: i64, [n, c, h, w]: [i64; 4]) -> Result<Desc> {
+    let t = Desc::new(Kind::CUDNN_BACKEND_TENSOR_DESCRIPTOR)?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_DATA_TYPE, Type::CUDNN_TYPE_DATA_TYPE, &[sys::cudnnDataType_t::CUDNN_DATA_HALF])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_DIMENSIONS, Type::CUDNN_TYPE_INT64, &[n, c, h, w])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_STRIDES, Type::CUDNN_TYPE_INT64, &[h * w * c, 1, w * c, c])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_UNIQUE_ID, Type::CUDNN_TYPE_INT64, &[id])?;
+    // The lab's buffers are whole allocations, aligned far beyond 16 bytes.
+    t.set(Attr::CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, Type::CUDNN_TYPE_INT64, &[16i64])?;
+    t.finalize()
+}
+
+/// One plan: an engine configuration made runnable, with the workspace it needs.
+struct Plan {
+    desc: Desc,
+    workspace: usize,
+}
+
+/// One convolution pass as a graph, with the plans cuDNN made for it.
+pub struct GraphConv {
+    plans: Vec<Plan>,
+    /// The last variant pack, with the plan and the four pointers it was made for: the
+    /// timed loop launches one plan on the same buffers again and again.
+    pack: Option<((usize, [u64; 4]), Desc)>,
+    /// What the plans refer to, kept alive as long as they are.
+    _graph: Vec<Desc>,
+}
+
+impl GraphConv {
+    /// The graph of `pass` on `handle` over the input, the filters and the output, each's
+    /// dimensions in cuDNN's n, c, h, w order (k, c, r, s for the filters), and up to
+    /// `PLAN_LIMIT` plans for it. No plan is not an error here: the legacy algorithms may still
+    /// run the shape.
+    pub fn new(handle: sys::cudnnHandle_t, [xd, wd, yd]: [[i64; 4]; 3], stride: i64, pad: i64, pass: Pass) -> Result<GraphConv> {
+        let (x, w, y) = (tensor(X, xd)?, tensor(W, wd)?, tensor(Y, yd)?);
+        let conv = Desc::new(Kind::CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, Type::CUDNN_TYPE_INT64, &[2i64])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_COMP_TYPE, Type::CUDNN_TYPE_DATA_TYPE, &[sys::cudnnDataType_t::CUDNN_DATA_FLOAT])?;
+        let mode = sys::cudnnConvolutionMode_t::CUDNN_CROSS_CORRELATION;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_CONV_MODE, Type::CUDNN_TYPE_CONVOLUTION_MODE, &[mode])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_DILATIONS, Type::CUDNN_TYPE_INT64, &[1i64, 1])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, Type::CUDNN_TYPE_INT64, &[stride, stride])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, Type::CUDNN_TYPE_INT64, &[pad, pad])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, Type::CUDNN_TYPE_INT64, &[pad, pad])?;
+        let conv = conv.finalize()?;
+        // The operation names each tensor in its pass's role; alpha and beta are floats, as the
+        // computation is.
+        use Attr::*;
+        let (kind, roles, alpha, beta, desc) = match pass {
+            Pass::Forward => (
+                Kind::CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+                [
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, &x),
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, &w),
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, &y),
+                ],
+                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA,
+                CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+            ),
+            Pass::Data => (
+                Kind::CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                [
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, &x),
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, &w),
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, &y),
+                ],
+                CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+                CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
+                CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+            ),
+            Pass::Filter => (
+                Kind::CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+                [
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, &x),
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, &w),
+                    (CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, &y),
+                ],
+                CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+                CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA,
+                CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+            ),
+        };
+        let op = Desc::new(kind)?;
+        for (name, t) in roles {
+            op.set(name, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[t.0])?;
+        }
+        op.set(desc, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[conv.0])?;
+        op.set(alpha, Type::CUDNN_TYPE_FLOAT, &[1.0f32])?;
+        op.set(beta, Type::CUDNN_TYPE_FLOAT, &[0.0f32])?;
+        let op = op.finalize()?;
+        let graph = Desc::new(Kind::CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)?;
+        graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[op.0])?;
+        graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, Type::CUDNN_TYPE_HANDLE, &[handle])?;
+        let graph = graph.finalize()?;
+        let mut plans = Vec::new();
+        let mut configs = Vec::new();
+        for mode in [sys::cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_INSTANT, sys::cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_FALLBACK] {
+            if plans.len() == PLAN_LIMIT {
+                break;
+            }
+            // Heuristics that list nothing for the graph (cuDNN's status) add no plan.
+            for config in engine_configs(&graph, mode).unwrap_or_default() {
+                if plans.len() == PLAN_LIMIT {
+                    break;
+                }
+                // A configuration cuDNN cannot make into a plan for this shape is passed over.
+                if let Ok(plan) = plan(handle, &config) {
+                    plans.push(plan);
+                }
+                configs.push(config);
+            }
+        }
+        // Dropped in order: each before what it refers to.
+        let mut kept = configs;
+        kept.extend([graph, op, conv, y, w, x]);
+        Ok(GraphConv { plans, pack: None, _graph: kept })
+    }
+
+    /// How many plans there are to time.
+    pub fn plans(&self) -> usize {
+        self.plans.len()
+    }
+
+    /// The workspace plan `i` needs, bytes.
+    pub fn workspace(&self, i: usize) -> usize {
+        self.plans[i].workspace
+    }
+
+    /// Plan `i` on the handle's stream: `a` and `b` the pass's inputs and `out` its output (x
+    /// and w, dy and w, x and dy; y, dx, dw), `ws` a workspace of `workspace(i)` bytes.
+    pub fn launch(&mut self, handle: sys::cudnnHandle_t, i: usize, pass: Pass, [a, b, out, ws]: [u64; 4]) -> Result<()> {
+        let key = (i, [a, b, out, ws]);
+        if self.pack.as_ref().is_none_or(|(k, _)| *k != key) {
+            let (ids, pointers) = match pass {
+                Pass::Forward => ([X, W, Y], [a, b, out]),
+                Pass::Data => ([Y, W, X], [a, b, out]),
+                Pass::Filter => ([X, Y, W], [a, b, out]),
+            };
+            let pack = Desc::new(Kind::CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)?;
+            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, Type::CUDNN_TYPE_INT64, &ids)?;
+            let pointers = pointers.map(|p| p as *mut c_void);
+            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, Type::CUDNN_TYPE_VOID_PTR, &pointers)?;
+            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_WORKSPACE, Type::CUDNN_TYPE_VOID_PTR, &[ws as *mut c_void])?;
+            self.pack = Some((key, pack.finalize()?));
+        }
+        let pack = self.pack.as_ref().map_or(std::ptr::null_mut(), |(_, p)| p.0);
+        // SAFETY: a finalized plan of this handle and a variant pack whose pointers hold the
+        // tensors the graph describes (the case allocates them from the same dimensions).
+        unsafe { sys::cudnnBackendExecute(handle, self.plans[i].desc.0, pack) }.result().map_err(dnn_err)
+    }
+}
+
+/// The engine configurations cuDNN's heuristics in `mode` list for `graph`, best first.
+fn engine_configs(graph: &Desc, mode: sys::cudnnBackendHeurMode_t) -> Result<Vec<Desc>> {
+    let heur = Desc::new(Kind::CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)?;
+    heur.set(Attr::CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[graph.0])?;
+    heur.set(Attr::CUDNN_ATTR_ENGINEHEUR_MODE, Type::CUDNN_TYPE_HEUR_MODE, &[mode])?;
+    let heur = heur.finalize()?;
+    let results = Attr::CUDNN_ATTR_ENGINEHEUR_RESULTS;
+    let mut count = 0i64;
+    // SAFETY: a finalized heuristics descriptor; asking for no elements returns their count.
+    unsafe { sys::cudnnBackendGetAttribute(heur.0, results, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &mut count, std::ptr::null_mut()) }
+        .result()
+        .map_err(dnn_err)?;
+    let configs = (0..count).map(|_| Desc::new(Kind::CUDNN_BACKEND_ENGINECFG_DESCRIPTOR)).collect::<Result<Vec<_>>>()?;
+    let mut raw: Vec<cudnnBackendDescriptor_t> = configs.iter().map(|c| c.0).collect();
+    let mut got = 0i64;
+    // SAFETY: `count` created engine-configuration descriptors for cuDNN to fill.
+    unsafe {
+        sys::cudnnBackendGetAttribute(
+            heur.0,
+            results,
+            Type::CUDNN_TYPE_BACKEND_DESCRIPTOR,
+            count,
+            &mut got,
+            raw.as_mut_ptr() as *mut c_void,
+        )
+    }
+    .result()
+    .map_err(dnn_err)?;
+    Ok(configs.into_iter().take(got.max(0) as usize).collect())
+}
+
+/// An execution plan of `config` on `handle`, and its workspace.
+fn plan(handle: sys::cudnnHandle_t, config: &Desc) -> Result<Plan> {
+    let desc = Desc::new(Kind::CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)?;
+    desc.set(Attr::CUDNN_ATTR_EXECUTION_PLAN_HANDLE, Type::CUDNN_TYPE_HANDLE, &[handle])?;
+    desc.set(Attr::CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[config.0])?;
+    let desc = desc.finalize()?;
+    let (mut got, mut bytes) = (0i64, 0i64);
+    let size = Attr::CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE;
+    // SAFETY: a finalized plan; one int64 to fill.
+    unsafe { sys::cudnnBackendGetAttribute(desc.0, size, Type::CUDNN_TYPE_INT64, 1, &mut got, &mut bytes as *mut i64 as *mut c_void) }
+        .result()
+        .map_err(dnn_err)?;
+    Ok(Plan { desc, workspace: usize::try_from(bytes).unwrap_or(0) })
+}
