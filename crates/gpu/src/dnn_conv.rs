@@ -19,14 +19,14 @@ use std::sync::Arc;
 
 use cudarc::cudnn::result;
 use cudarc::cudnn::sys::{self, cudnnDataType_t, cudnnTensorFormat_t};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{sys::CUresult, CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
 use half::f16;
 
 use super::device::Gpu;
-use super::driver::record;
 use super::dnn::{destroy, dnn_err, loaded};
 use super::dnn_conv_graph::GraphConv;
 pub use super::dnn_conv_graph::Pass;
+use super::driver::record;
 use crate::error::{LabError, Result};
 
 /// A convolution's dimensions as lab_conv_args takes them: an n x h x w x c input, k filters of
@@ -60,8 +60,9 @@ pub struct ConvOp {
     y: sys::cudnnTensorDescriptor_t,
     conv: sys::cudnnConvolutionDescriptor_t,
     algo: Algo,
-    pass: Pass,
     graph: Option<GraphConv>,
+    /// How many of the graph's plans ran when timed.
+    graph_timed: usize,
     workspace: Option<CudaSlice<u8>>,
     stream: Arc<CudaStream>,
 }
@@ -83,8 +84,8 @@ impl ConvOp {
             y: std::ptr::null_mut(),
             conv: std::ptr::null_mut(),
             algo: Algo::Forward(sys::cudnnConvolutionFwdAlgo_t::CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM),
-            pass,
             graph: None,
+            graph_timed: 0,
             workspace: None,
             stream: gpu.stream.clone(),
         };
@@ -107,14 +108,10 @@ impl ConvOp {
             result::set_convolution2d_descriptor(op.conv, pad, pad, stride, stride, 1, 1, mode, float).map_err(dnn_err)?;
             result::set_convolution_math_type(op.conv, sys::cudnnMathType_t::CUDNN_TENSOR_OP_MATH).map_err(dnn_err)?;
         }
-        // The graph API's plans: a graph cuDNN refuses leaves the legacy algorithms; a fault of
-        // the GPU's ends it all. Every dimension fits cuDNN's int, checked above.
+        // The graph API's plans; a graph cuDNN refuses (its every failure is a status of its
+        // own) leaves the legacy algorithms. Every dimension fits cuDNN's int, checked above.
         let (x, w, y) = ([d.n, d.c, d.h, d.w], [d.k, d.c, d.r, d.r], [d.n, d.k, p, q]);
-        op.graph = match GraphConv::new(op.handle, [x, w, y].map(|t| t.map(|v| v as i64)), d.stride as i64, d.pad as i64, pass) {
-            Ok(g) => Some(g),
-            Err(LabError::Cudnn(_)) => None,
-            Err(e) => return Err(e),
-        };
+        op.graph = GraphConv::new(op.handle, [x, w, y].map(|t| t.map(|v| v as i64)), d.stride as i64, d.pad as i64, pass).ok();
         let plans = (0..op.graph.as_ref().map_or(0, GraphConv::plans)).map(Algo::Graph);
         let mut best = (f64::INFINITY, None);
         for algo in op.candidates(pass)?.into_iter().chain(plans) {
@@ -128,12 +125,19 @@ impl ConvOp {
                 Err(e) => return Err(e),
             };
             // SAFETY: scratch for cuDNN, which writes it before reading it.
-            op.workspace = if bytes > 0 { Some(unsafe { gpu.stream.alloc::<u8>(bytes) }?) } else { None };
+            op.workspace = match (bytes > 0).then(|| unsafe { gpu.stream.alloc::<u8>(bytes) }).transpose() {
+                Ok(ws) => ws,
+                // A workspace that does not fit beside the case's buffers passes the candidate
+                // over, as PyTorch passes over a plan whose workspace it cannot allocate.
+                Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY => continue,
+                Err(e) => return Err(e.into()),
+            };
             let ms = match op.time(gpu, a, b, out) {
                 Ok(ms) => ms,
                 Err(LabError::Cudnn(_)) => continue,
                 Err(e) => return Err(e),
             };
+            op.graph_timed += matches!(algo, Algo::Graph(_)) as usize;
             if ms < best.0 {
                 best = (ms, Some((algo, op.workspace.take())));
             }
@@ -144,10 +148,10 @@ impl ConvOp {
         Ok(op)
     }
 
-    /// How many plans of cuDNN's graph API were timed beside the legacy algorithms (none where
-    /// cuDNN refused the graph).
-    pub fn graph_plans(&self) -> usize {
-        self.graph.as_ref().map_or(0, GraphConv::plans)
+    /// How many plans of cuDNN's graph API ran when timed beside the legacy algorithms (none
+    /// where cuDNN refused the graph).
+    pub fn graph_plans_timed(&self) -> usize {
+        self.graph_timed
     }
 
     /// The algorithms cuDNN's search for `pass` ran for this shape (a candidate that could not
@@ -216,24 +220,25 @@ impl ConvOp {
     }
 
     /// The current algorithm's time, ms: after 2 launches to warm up, the median of 3 rounds of
-    /// 5 launches queued back to back between two events, each round's mean. The GPU's clock,
-    /// not the host's: the two APIs' launches cost the host different times, up to a tenth of
-    /// the shortest convolutions', and queued launches hide that cost behind the previous one.
+    /// 5 launches, each round's mean on the GPU's clock. The host's clock would count the
+    /// launches' cost, which differs between the two APIs; here every launch is queued behind
+    /// one still running (an untimed one ahead of the first round), so the events see only the
+    /// GPU's time wherever a convolution runs longer than the host takes to queue the next.
     fn time(&mut self, gpu: &Gpu, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>) -> Result<f64> {
         for _ in 0..2 {
             self.launch(a, b, out)?;
         }
         gpu.sync()?;
-        let mut ms = Vec::new();
+        self.launch(a, b, out)?;
+        let mut events = vec![record(&self.stream)?];
         for _ in 0..3 {
-            let start = record(&self.stream)?;
             for _ in 0..5 {
                 self.launch(a, b, out)?;
             }
-            let end = record(&self.stream)?;
-            end.synchronize().map_err(LabError::from)?;
-            ms.push(start.elapsed_ms(&end).map_err(LabError::from)? as f64 / 5.0);
+            events.push(record(&self.stream)?);
         }
+        gpu.sync()?;
+        let mut ms = events.windows(2).map(|e| Ok(e[0].elapsed_ms(&e[1])? as f64 / 5.0)).collect::<Result<Vec<f64>>>()?;
         ms.sort_by(f64::total_cmp);
         Ok(ms[1])
     }
@@ -262,7 +267,7 @@ impl ConvOp {
                 Algo::Filter(al) => result::convolution_backward_filter(h, alpha, x, a, y, b, conv, al, ws, ws_bytes, beta, w, out),
                 Algo::Graph(i) => {
                     let graph = self.graph.as_mut().ok_or_else(|| LabError::Cudnn("a graph plan without its graph".into()))?;
-                    return graph.launch(h, i, self.pass, [ap, bp, op, ws as u64]);
+                    return graph.launch(h, i, [ap, bp, op, ws as u64]);
                 }
             }
         };

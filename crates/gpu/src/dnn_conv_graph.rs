@@ -34,6 +34,34 @@ pub enum Pass {
     Filter,
 }
 
+/// A value cuDNN's backend takes as an attribute, with the type it is declared as: the one
+/// place a Rust type is paired with cuDNN's name for it.
+trait Value: Copy {
+    const TYPE: Type;
+}
+impl Value for i64 {
+    const TYPE: Type = Type::CUDNN_TYPE_INT64;
+}
+impl Value for f32 {
+    const TYPE: Type = Type::CUDNN_TYPE_FLOAT;
+}
+impl Value for sys::cudnnDataType_t {
+    const TYPE: Type = Type::CUDNN_TYPE_DATA_TYPE;
+}
+impl Value for sys::cudnnConvolutionMode_t {
+    const TYPE: Type = Type::CUDNN_TYPE_CONVOLUTION_MODE;
+}
+impl Value for sys::cudnnBackendHeurMode_t {
+    const TYPE: Type = Type::CUDNN_TYPE_HEUR_MODE;
+}
+impl Value for sys::cudnnHandle_t {
+    const TYPE: Type = Type::CUDNN_TYPE_HANDLE;
+}
+/// A device address (a variant pack's tensors and workspace).
+impl Value for *mut c_void {
+    const TYPE: Type = Type::CUDNN_TYPE_VOID_PTR;
+}
+
 /// One backend descriptor, destroyed when dropped.
 struct Desc(cudnnBackendDescriptor_t);
 
@@ -45,10 +73,20 @@ impl Desc {
         Ok(Desc(d))
     }
 
-    /// Sets attribute `name` to the `count` values of `ty` at `values`.
-    fn set<T>(&self, name: Attr, ty: Type, values: &[T]) -> Result<()> {
-        // SAFETY: a live descriptor; `values` holds `count` elements of the type `ty` names.
-        unsafe { sys::cudnnBackendSetAttribute(self.0, name, ty, values.len() as i64, values.as_ptr() as *const c_void) }
+    /// Sets attribute `name` to `values`.
+    fn set<T: Value>(&self, name: Attr, values: &[T]) -> Result<()> {
+        // SAFETY: a live descriptor; `values` holds that many elements of the type `T::TYPE` names.
+        unsafe { sys::cudnnBackendSetAttribute(self.0, name, T::TYPE, values.len() as i64, values.as_ptr() as *const c_void) }
+            .result()
+            .map_err(dnn_err)
+    }
+
+    /// Sets attribute `name` to other descriptors.
+    fn refer(&self, name: Attr, to: &[&Desc]) -> Result<()> {
+        let raw: Vec<cudnnBackendDescriptor_t> = to.iter().map(|d| d.0).collect();
+        let ty = Type::CUDNN_TYPE_BACKEND_DESCRIPTOR;
+        // SAFETY: a live descriptor and `raw.len()` live descriptors to refer to.
+        unsafe { sys::cudnnBackendSetAttribute(self.0, name, ty, raw.len() as i64, raw.as_ptr() as *const c_void) }
             .result()
             .map_err(dnn_err)
     }
@@ -70,12 +108,12 @@ impl Drop for Desc {
 /// A tensor of fp16, channels last: `dims` in cuDNN's n, c, h, w order.
 fn tensor(id: i64, [n, c, h, w]: [i64; 4]) -> Result<Desc> {
     let t = Desc::new(Kind::CUDNN_BACKEND_TENSOR_DESCRIPTOR)?;
-    t.set(Attr::CUDNN_ATTR_TENSOR_DATA_TYPE, Type::CUDNN_TYPE_DATA_TYPE, &[sys::cudnnDataType_t::CUDNN_DATA_HALF])?;
-    t.set(Attr::CUDNN_ATTR_TENSOR_DIMENSIONS, Type::CUDNN_TYPE_INT64, &[n, c, h, w])?;
-    t.set(Attr::CUDNN_ATTR_TENSOR_STRIDES, Type::CUDNN_TYPE_INT64, &[h * w * c, 1, w * c, c])?;
-    t.set(Attr::CUDNN_ATTR_TENSOR_UNIQUE_ID, Type::CUDNN_TYPE_INT64, &[id])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_DATA_TYPE, &[sys::cudnnDataType_t::CUDNN_DATA_HALF])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_DIMENSIONS, &[n, c, h, w])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_STRIDES, &[h * w * c, 1, w * c, c])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_UNIQUE_ID, &[id])?;
     // The lab's buffers are whole allocations, aligned far beyond 16 bytes.
-    t.set(Attr::CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, Type::CUDNN_TYPE_INT64, &[16i64])?;
+    t.set(Attr::CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, &[16i64])?;
     t.finalize()
 }
 
@@ -87,10 +125,12 @@ struct Plan {
 
 /// One convolution pass as a graph, with the plans cuDNN made for it.
 pub struct GraphConv {
+    pass: Pass,
     plans: Vec<Plan>,
-    /// The last variant pack, with the plan and the four pointers it was made for: the
-    /// timed loop launches one plan on the same buffers again and again.
-    pack: Option<((usize, [u64; 4]), Desc)>,
+    /// The last variant pack, with the four pointers it was made for (the three tensors and the
+    /// workspace; a pack serves every plan): the timed loop launches on the same buffers again
+    /// and again.
+    pack: Option<([u64; 4], Desc)>,
     /// What the plans refer to, kept alive as long as they are.
     _graph: Vec<Desc>,
 }
@@ -103,14 +143,14 @@ impl GraphConv {
     pub fn new(handle: sys::cudnnHandle_t, [xd, wd, yd]: [[i64; 4]; 3], stride: i64, pad: i64, pass: Pass) -> Result<GraphConv> {
         let (x, w, y) = (tensor(X, xd)?, tensor(W, wd)?, tensor(Y, yd)?);
         let conv = Desc::new(Kind::CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR)?;
-        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, Type::CUDNN_TYPE_INT64, &[2i64])?;
-        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_COMP_TYPE, Type::CUDNN_TYPE_DATA_TYPE, &[sys::cudnnDataType_t::CUDNN_DATA_FLOAT])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, &[2i64])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_COMP_TYPE, &[sys::cudnnDataType_t::CUDNN_DATA_FLOAT])?;
         let mode = sys::cudnnConvolutionMode_t::CUDNN_CROSS_CORRELATION;
-        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_CONV_MODE, Type::CUDNN_TYPE_CONVOLUTION_MODE, &[mode])?;
-        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_DILATIONS, Type::CUDNN_TYPE_INT64, &[1i64, 1])?;
-        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, Type::CUDNN_TYPE_INT64, &[stride, stride])?;
-        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, Type::CUDNN_TYPE_INT64, &[pad, pad])?;
-        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, Type::CUDNN_TYPE_INT64, &[pad, pad])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_CONV_MODE, &[mode])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_DILATIONS, &[1i64, 1])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, &[stride, stride])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, &[pad, pad])?;
+        conv.set(Attr::CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, &[pad, pad])?;
         let conv = conv.finalize()?;
         // The operation names each tensor in its pass's role; alpha and beta are floats, as the
         // computation is.
@@ -152,23 +192,23 @@ impl GraphConv {
         };
         let op = Desc::new(kind)?;
         for (name, t) in roles {
-            op.set(name, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[t.0])?;
+            op.refer(name, &[t])?;
         }
-        op.set(desc, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[conv.0])?;
-        op.set(alpha, Type::CUDNN_TYPE_FLOAT, &[1.0f32])?;
-        op.set(beta, Type::CUDNN_TYPE_FLOAT, &[0.0f32])?;
+        op.refer(desc, &[&conv])?;
+        op.set(alpha, &[1.0f32])?;
+        op.set(beta, &[0.0f32])?;
         let op = op.finalize()?;
         let graph = Desc::new(Kind::CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR)?;
-        graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[op.0])?;
-        graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, Type::CUDNN_TYPE_HANDLE, &[handle])?;
+        graph.refer(CUDNN_ATTR_OPERATIONGRAPH_OPS, &[&op])?;
+        graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, &[handle])?;
         let graph = graph.finalize()?;
-        let mut plans = Vec::new();
-        let mut configs = Vec::new();
+        // The configurations made into plans, kept for them.
+        let (mut plans, mut configs) = (Vec::new(), Vec::new());
         for mode in [sys::cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_INSTANT, sys::cudnnBackendHeurMode_t::CUDNN_HEUR_MODE_FALLBACK] {
             if plans.len() == PLAN_LIMIT {
                 break;
             }
-            // Heuristics that list nothing for the graph (cuDNN's status) add no plan.
+            // Heuristics cuDNN cannot run for this graph (any of its statuses) add no plan.
             for config in engine_configs(&graph, mode).unwrap_or_default() {
                 if plans.len() == PLAN_LIMIT {
                     break;
@@ -176,14 +216,14 @@ impl GraphConv {
                 // A configuration cuDNN cannot make into a plan for this shape is passed over.
                 if let Ok(plan) = plan(handle, &config) {
                     plans.push(plan);
+                    configs.push(config);
                 }
-                configs.push(config);
             }
         }
         // Dropped in order: each before what it refers to.
         let mut kept = configs;
         kept.extend([graph, op, conv, y, w, x]);
-        Ok(GraphConv { plans, pack: None, _graph: kept })
+        Ok(GraphConv { pass, plans, pack: None, _graph: kept })
     }
 
     /// How many plans there are to time.
@@ -198,19 +238,19 @@ impl GraphConv {
 
     /// Plan `i` on the handle's stream: `a` and `b` the pass's inputs and `out` its output (x
     /// and w, dy and w, x and dy; y, dx, dw), `ws` a workspace of `workspace(i)` bytes.
-    pub fn launch(&mut self, handle: sys::cudnnHandle_t, i: usize, pass: Pass, [a, b, out, ws]: [u64; 4]) -> Result<()> {
-        let key = (i, [a, b, out, ws]);
+    pub fn launch(&mut self, handle: sys::cudnnHandle_t, i: usize, [a, b, out, ws]: [u64; 4]) -> Result<()> {
+        let key = [a, b, out, ws];
         if self.pack.as_ref().is_none_or(|(k, _)| *k != key) {
-            let (ids, pointers) = match pass {
+            let (ids, pointers) = match self.pass {
                 Pass::Forward => ([X, W, Y], [a, b, out]),
                 Pass::Data => ([Y, W, X], [a, b, out]),
                 Pass::Filter => ([X, Y, W], [a, b, out]),
             };
             let pack = Desc::new(Kind::CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)?;
-            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, Type::CUDNN_TYPE_INT64, &ids)?;
+            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, &ids)?;
             let pointers = pointers.map(|p| p as *mut c_void);
-            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, Type::CUDNN_TYPE_VOID_PTR, &pointers)?;
-            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_WORKSPACE, Type::CUDNN_TYPE_VOID_PTR, &[ws as *mut c_void])?;
+            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, &pointers)?;
+            pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &[ws as *mut c_void])?;
             self.pack = Some((key, pack.finalize()?));
         }
         let pack = self.pack.as_ref().map_or(std::ptr::null_mut(), |(_, p)| p.0);
@@ -223,8 +263,8 @@ impl GraphConv {
 /// The engine configurations cuDNN's heuristics in `mode` list for `graph`, best first.
 fn engine_configs(graph: &Desc, mode: sys::cudnnBackendHeurMode_t) -> Result<Vec<Desc>> {
     let heur = Desc::new(Kind::CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR)?;
-    heur.set(Attr::CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[graph.0])?;
-    heur.set(Attr::CUDNN_ATTR_ENGINEHEUR_MODE, Type::CUDNN_TYPE_HEUR_MODE, &[mode])?;
+    heur.refer(Attr::CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, &[graph])?;
+    heur.set(Attr::CUDNN_ATTR_ENGINEHEUR_MODE, &[mode])?;
     let heur = heur.finalize()?;
     let results = Attr::CUDNN_ATTR_ENGINEHEUR_RESULTS;
     let mut count = 0i64;
@@ -254,8 +294,8 @@ fn engine_configs(graph: &Desc, mode: sys::cudnnBackendHeurMode_t) -> Result<Vec
 /// An execution plan of `config` on `handle`, and its workspace.
 fn plan(handle: sys::cudnnHandle_t, config: &Desc) -> Result<Plan> {
     let desc = Desc::new(Kind::CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR)?;
-    desc.set(Attr::CUDNN_ATTR_EXECUTION_PLAN_HANDLE, Type::CUDNN_TYPE_HANDLE, &[handle])?;
-    desc.set(Attr::CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, Type::CUDNN_TYPE_BACKEND_DESCRIPTOR, &[config.0])?;
+    desc.set(Attr::CUDNN_ATTR_EXECUTION_PLAN_HANDLE, &[handle])?;
+    desc.refer(Attr::CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, &[config])?;
     let desc = desc.finalize()?;
     let (mut got, mut bytes) = (0i64, 0i64);
     let size = Attr::CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE;
