@@ -246,7 +246,8 @@ fn the_convolution_baseline_times_plans_of_cudnns_graph_api_for_every_pass() {
     // Each pass's graph makes plans (PyTorch's engines) that run, so a graph cuDNN silently
     // refuses, or plans whose every launch fails, cannot leave the baseline on the legacy
     // algorithms alone. A strided shape whose input, filters and output differ in size, so a
-    // tensor bound to another's role would fault or fail. Whichever candidate wins is held to
+    // tensor bound to another's role would fault or fail, and `launch` refuses buffers of the
+    // wrong sizes. Whichever candidate wins is held to
     // the f64 reference by the conv family's own checks (the two tests above, the suites).
     use half::f16;
     use kernel_lab::gpu::dnn_conv::{ConvDims, ConvOp, Pass};
@@ -258,7 +259,11 @@ fn the_convolution_baseline_times_plans_of_cudnns_graph_api_for_every_pass() {
     for (pass, a, b, out) in [(Pass::Forward, x, w, y), (Pass::Data, y, w, x), (Pass::Filter, x, y, w)] {
         let (a, b, mut out) = (buffer(a), buffer(b), buffer(out));
         match ConvOp::new(&gpu, d, pass, &a, &b, &mut out) {
-            Ok(op) => assert!(op.graph_plans_timed() > 0, "{pass:?}: no plan of cuDNN's graph API ran"),
+            Ok(mut op) => {
+                assert!(op.graph_plans_timed() > 0, "{pass:?}: no plan of cuDNN's graph API ran");
+                // Buffers in each other's roles are refused before cuDNN reads them.
+                assert!(matches!(op.launch(&b, &a, &mut out), Err(kernel_lab::LabError::Usage(_))), "{pass:?}: swapped buffers ran");
+            }
             Err(kernel_lab::LabError::Unavailable(why)) => eprintln!("skipped: {why}"),
             Err(e) => panic!("{pass:?}: {e}"),
         }

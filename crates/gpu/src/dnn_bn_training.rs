@@ -12,7 +12,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::cudnn::sys::{self, cudnnBatchNormMode_t, cudnnBatchNormOps_t};
-use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 use half::f16;
 
 use super::device::Gpu;
@@ -69,16 +69,12 @@ impl BatchNormTraining {
     /// y = x normalised with the batch's statistics, times gamma plus beta; the running
     /// statistics replaced by the batch's, its mean and inverse deviation saved.
     pub fn forward(&mut self, x: &CudaSlice<f16>, y: &mut CudaSlice<f16>, p: &mut BnTrainParams) -> Result<()> {
-        let (one, zero) = (1.0f32, 0.0f32);
-        let host = |v: &f32| v as *const f32 as *const c_void;
         let s = self.stream.clone();
         let (xp, _rx) = x.device_ptr(&s);
         let (yp, _ry) = y.device_ptr_mut(&s);
-        let ((g, _g), (b, _b)) = (p.gamma.device_ptr(&s), p.beta.device_ptr(&s));
         let [(rm, _rm), (rv, _rv)] = p.running.each_mut().map(|a| a.device_ptr_mut(&s));
         let [(sm, _sm), (si, _si)] = p.saved.each_mut().map(|a| a.device_ptr_mut(&s));
-        let (ws, ws_bytes, _wr) = scratch(&mut self.workspace, &s);
-        let (rs, rs_bytes, _rr) = scratch(&mut self.reserve, &s);
+        let c = Common::new(&mut self.workspace, &mut self.reserve, [&p.gamma, &p.beta], &s);
         // SAFETY: x and y hold the activations the descriptor describes and every per-channel
         // array c floats, on the handle's stream; the workspace and reserve space are the sizes
         // cuDNN asked for; alpha and beta are host floats, as cuDNN reads them for half data.
@@ -87,8 +83,8 @@ impl BatchNormTraining {
                 self.d.handle,
                 MODE,
                 OPS,
-                host(&one),
-                host(&zero),
+                host(&ONE),
+                host(&ZERO),
                 self.d.x,
                 xp as *const c_void,
                 std::ptr::null_mut(),
@@ -96,8 +92,8 @@ impl BatchNormTraining {
                 self.d.x,
                 yp as *mut c_void,
                 self.d.params,
-                g as *const c_void,
-                b as *const c_void,
+                c.gamma,
+                c.beta,
                 1.0,
                 rm as *mut c_void,
                 rv as *mut c_void,
@@ -105,10 +101,10 @@ impl BatchNormTraining {
                 sm as *mut c_void,
                 si as *mut c_void,
                 std::ptr::null_mut(),
-                ws,
-                ws_bytes,
-                rs,
-                rs_bytes,
+                c.ws,
+                c.ws_bytes,
+                c.rs,
+                c.rs_bytes,
             )
         };
         status.result().map_err(dnn_err)
@@ -116,17 +112,13 @@ impl BatchNormTraining {
 
     /// dx, and gamma's and beta's gradients, from x, dy and what the last forward saved.
     pub fn backward(&mut self, x: &CudaSlice<f16>, dy: &CudaSlice<f16>, dx: &mut CudaSlice<f16>, p: &mut BnTrainParams) -> Result<()> {
-        let (one, zero) = (1.0f32, 0.0f32);
-        let host = |v: &f32| v as *const f32 as *const c_void;
         let s = self.stream.clone();
         let (xp, _rx) = x.device_ptr(&s);
         let (dyp, _rdy) = dy.device_ptr(&s);
         let (dxp, _rdx) = dx.device_ptr_mut(&s);
-        let ((g, _g), (b, _b)) = (p.gamma.device_ptr(&s), p.beta.device_ptr(&s));
         let [(sm, _sm), (si, _si)] = p.saved.each_ref().map(|a| a.device_ptr(&s));
         let [(dg, _dg), (db, _db)] = p.grads.each_mut().map(|a| a.device_ptr_mut(&s));
-        let (ws, ws_bytes, _wr) = scratch(&mut self.workspace, &s);
-        let (rs, rs_bytes, _rr) = scratch(&mut self.reserve, &s);
+        let c = Common::new(&mut self.workspace, &mut self.reserve, [&p.gamma, &p.beta], &s);
         // SAFETY: as `forward`'s, dy and dx of the activations' shape; the reserve space holds
         // what the last forward wrote there.
         let status = unsafe {
@@ -134,10 +126,10 @@ impl BatchNormTraining {
                 self.d.handle,
                 MODE,
                 OPS,
-                host(&one),
-                host(&zero),
-                host(&one),
-                host(&zero),
+                host(&ONE),
+                host(&ZERO),
+                host(&ONE),
+                host(&ZERO),
                 self.d.x,
                 xp as *const c_void,
                 self.d.x,
@@ -149,30 +141,67 @@ impl BatchNormTraining {
                 self.d.x,
                 dxp as *mut c_void,
                 self.d.params,
-                g as *const c_void,
-                b as *const c_void,
+                c.gamma,
+                c.beta,
                 dg as *mut c_void,
                 db as *mut c_void,
                 p.eps,
                 sm as *const c_void,
                 si as *const c_void,
                 std::ptr::null_mut(),
-                ws,
-                ws_bytes,
-                rs,
-                rs_bytes,
+                c.ws,
+                c.ws_bytes,
+                c.rs,
+                c.rs_bytes,
             )
         };
         status.result().map_err(dnn_err)
     }
 }
 
-/// A scratch buffer's pointer and size for cuDNN (null and 0 where none was needed), and the
-/// record that keeps the stream's view of it.
-fn scratch<'a>(buf: &'a mut Option<CudaSlice<u8>>, s: &'a Arc<CudaStream>) -> (*mut c_void, usize, Option<impl Drop + 'a>) {
-    let bytes = buf.as_ref().map_or(0, |b| b.len());
-    match buf.as_mut().map(|b| b.device_ptr_mut(s)) {
-        Some((p, record)) => (p as *mut c_void, bytes, Some(record)),
-        None => (std::ptr::null_mut(), 0, None),
+/// cuDNN's alpha and beta, which it reads from the host for half data.
+static ONE: f32 = 1.0;
+static ZERO: f32 = 0.0;
+
+fn host(v: &'static f32) -> *const c_void {
+    v as *const f32 as *const c_void
+}
+
+/// What both passes hand cuDNN besides their own tensors: gamma and beta, the workspace and the
+/// reserve space (null and 0 where none was needed), with the records that keep the stream's
+/// view of each until cuDNN has queued its kernels.
+struct Common<'a> {
+    gamma: *const c_void,
+    beta: *const c_void,
+    ws: *mut c_void,
+    ws_bytes: usize,
+    rs: *mut c_void,
+    rs_bytes: usize,
+    _records: Vec<SyncOnDrop<'a>>,
+}
+
+impl<'a> Common<'a> {
+    fn new(
+        workspace: &'a mut Option<CudaSlice<u8>>,
+        reserve: &'a mut Option<CudaSlice<u8>>,
+        affine: [&'a CudaSlice<f32>; 2],
+        s: &'a Arc<CudaStream>,
+    ) -> Common<'a> {
+        let mut records = Vec::with_capacity(4);
+        let [gamma, beta] = affine.map(|a| {
+            let (ptr, record) = a.device_ptr(s);
+            records.push(record);
+            ptr as *const c_void
+        });
+        let [(ws, ws_bytes), (rs, rs_bytes)] = [workspace, reserve].map(|buf| match buf.as_mut() {
+            Some(b) => {
+                let bytes = b.len();
+                let (ptr, record) = b.device_ptr_mut(s);
+                records.push(record);
+                (ptr as *mut c_void, bytes)
+            }
+            None => (std::ptr::null_mut(), 0),
+        });
+        Common { gamma, beta, ws, ws_bytes, rs, rs_bytes, _records: records }
     }
 }

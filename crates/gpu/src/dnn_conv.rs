@@ -64,6 +64,9 @@ pub struct ConvOp {
     /// How many of the graph's plans ran when timed.
     graph_timed: usize,
     workspace: Option<CudaSlice<u8>>,
+    /// The elements the pass's a, b and out must hold, which `launch` checks before cuDNN
+    /// reads or writes them through raw pointers.
+    lens: [usize; 3],
     stream: Arc<CudaStream>,
 }
 
@@ -75,6 +78,12 @@ impl ConvOp {
         loaded().clone().map_err(LabError::Unavailable)?;
         let int = |v: usize| i32::try_from(v).map_err(|_| LabError::Usage(format!("{v} is over cuDNN's int dimensions")));
         let (p, q) = ((d.h + 2 * d.pad - d.r) / d.stride + 1, (d.w + 2 * d.pad - d.r) / d.stride + 1);
+        let [xs, ws, ys] = [d.n * d.h * d.w * d.c, d.k * d.r * d.r * d.c, d.n * p * q * d.k];
+        let lens = match pass {
+            Pass::Forward => [xs, ws, ys],
+            Pass::Data => [ys, ws, xs],
+            Pass::Filter => [xs, ys, ws],
+        };
         let handle = result::create_handle().map_err(dnn_err)?;
         // Held from here, so an error below still destroys what was made.
         let mut op = ConvOp {
@@ -87,6 +96,7 @@ impl ConvOp {
             graph: None,
             graph_timed: 0,
             workspace: None,
+            lens,
             stream: gpu.stream.clone(),
         };
         let (nhwc, half, float) =
@@ -246,6 +256,10 @@ impl ConvOp {
     /// The pass on the GPU's stream: y = x (*) w, dx from dy and w, or dw from x and dy, `a` and
     /// `b` its inputs in that order and `out` its output.
     pub fn launch(&mut self, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>) -> Result<()> {
+        if [a.len(), b.len(), out.len()] != self.lens {
+            let given = [a.len(), b.len(), out.len()];
+            return Err(LabError::Usage(format!("cuDNN's convolution needs buffers of {:?} elements, not {given:?}", self.lens)));
+        }
         // cuDNN scales fp16 data by float alpha and beta, read from the host.
         let (alpha, beta) = (1.0f32, 0.0f32);
         let (alpha, beta) = (&alpha as *const f32 as *const c_void, &beta as *const f32 as *const c_void);
@@ -257,8 +271,8 @@ impl ConvOp {
         let ws_record = self.workspace.as_mut().map(|ws| ws.device_ptr_mut(&self.stream));
         let ws = ws_record.as_ref().map_or(std::ptr::null_mut(), |(p, _)| *p as *mut c_void);
         let (h, x, w, y, conv) = (self.handle, self.x, self.w, self.y, self.conv);
-        // SAFETY: a, b and out hold the elements the descriptors of their roles describe (the
-        // case allocates them from the same dimensions), on the handle's stream; the workspace
+        // SAFETY: a, b and out hold the elements the descriptors of their roles describe (checked
+        // above), on the handle's stream; the workspace
         // is the size cuDNN asked for this algorithm.
         let legacy = unsafe {
             match self.algo {
