@@ -241,13 +241,16 @@ fn pytorchs_steps_are_held_to_the_prediction_for_their_gpu_workload_and_mode() {
     let measured: Vec<Option<f64>> = c.parts.iter().map(|p| p.2).collect();
     assert_eq!(measured, [Some(3.5), Some(7.0), Some(4.0)], "GEMMs, memory-bound passes, launch gaps");
     assert_eq!(c.host_ms, None);
-    let timed = profiled.replace("\"step_ms\":42.0", "\"step_ms\":42.0,\"busy_ms\":39.5").replace(
+    assert_eq!((c.kernels, c.gap_us()), (None, None), "no count, no gap a kernel");
+    let timed = profiled.replace("\"step_ms\":42.0", "\"step_ms\":42.0,\"busy_ms\":39.5,\"kernels\":250").replace(
         "\"max_memory_allocated_gb\":13.0",
         "\"max_memory_allocated_gb\":13.0,\"host_ms\":{\"forward\":6.0,\"backward\":7.5,\"update\":1.0}",
     );
     std::fs::write(&file, timed).unwrap();
     let c = &against::check(&against::read(&file).unwrap(), &[]).unwrap()[0];
     assert_eq!((c.parts[2].2, c.host_ms), (Some(0.5), Some(14.5)));
+    assert_eq!(c.kernels, Some(250));
+    assert!((c.gap_us().unwrap() - 2.0).abs() < 1e-9, "0.5 ms of gaps over 250 kernels: {:?}", c.gap_us());
     // A GPU the sheet lacks, a mode that is neither, a line that is not a step: one-line errors.
     let one = |line: String| {
         std::fs::write(&file, line).unwrap();

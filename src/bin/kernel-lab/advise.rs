@@ -177,6 +177,7 @@ fn against(a: &AdviseArgs) -> Result<u8> {
         "inside",
         "memory GB (PyTorch)",
         "host ms",
+        "kernels (gap each)",
         "basis",
     ];
     let mut t = table(&header, a.format);
@@ -194,11 +195,12 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             if c.inside { "yes" } else { "no" }.to_string(),
             format!("{} ({:.2})", opt(c.predicted_gb, |g| format!("{g:.2}")), c.pytorch_gb),
             opt(c.host_ms, |h| format!("{h:.2}")),
+            opt(c.kernels, |k| format!("{k} ({})", opt(c.gap_us(), |g| format!("{g:.2} us")))),
             c.basis.clone(),
         ]);
     }
     let title = format!(
-        "PyTorch's steps (fp16 autocast) beside advise's predictions from {}; host ms: the CPU's time to issue the step's kernels, below which it cannot run",
+        "PyTorch's steps (fp16 autocast) beside advise's predictions from {}; host ms: the CPU's time to issue the step's kernels, below which it cannot run; kernels: those the profiled step launched, with the timed step's launch gaps a kernel",
         a.results_dir.display()
     );
     // The same steps by part: the model's against PyTorch's (the kernels' categories from one

@@ -40,6 +40,9 @@ pub struct TorchProfile {
     pub step_ms: Option<f64>,
     #[serde(default)]
     pub busy_ms: Option<f64>,
+    /// The kernels the profiled step launched.
+    #[serde(default)]
+    pub kernels: Option<u64>,
     /// The longest kernels with the category each was put in. A profile without them is not
     /// compared: its sorting cannot be checked.
     #[serde(default)]
@@ -85,7 +88,21 @@ pub struct Check {
     pub basis: String,
     /// The step by what the model prices apart, ms: (part, predicted, torch.profiler's).
     pub parts: Vec<(&'static str, f64, Option<f64>)>,
+    /// The kernels PyTorch's profiled step launched, where the file counts them.
+    pub kernels: Option<u64>,
 }
+
+impl Check {
+    /// The timed step's launch gaps a kernel, microseconds: what a price of the gaps per launch
+    /// would have to come to.
+    pub fn gap_us(&self) -> Option<f64> {
+        let gaps = self.parts.iter().find(|p| p.0 == GAPS)?.2?;
+        Some(gaps * 1e3 / self.kernels.filter(|k| *k > 0)? as f64)
+    }
+}
+
+/// The part the model does not price.
+const GAPS: &str = "launch gaps";
 
 /// torch.profiler's categories each part of the model stands for: the GEMMs (ResNet-50's
 /// convolutions among them, shape by shape or as implicit GEMMs; attention as its GEMMs) and the
@@ -140,7 +157,7 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
             // The timed step's gaps: its median less the time kernels ran in the profiled step
             // (the profiler slows the host, which widens the profiled step's own gaps).
             let gaps = profile.and_then(TorchProfile::busy).map(|busy| (s.time.median_ms - busy).max(0.0));
-            parts.push(("launch gaps", 0.0, gaps));
+            parts.push((GAPS, 0.0, gaps));
             let host = &s.time.host_ms;
             Ok(Check {
                 gpu: gpu.name,
@@ -158,6 +175,7 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
                 host_ms: (!host.is_empty()).then(|| host.values().sum()),
                 basis: row.basis.clone(),
                 parts,
+                kernels: profile.and_then(|p| p.kernels),
             })
         })
         .collect()
