@@ -179,6 +179,8 @@ impl Workload {
         // batch and heads stacked into M (the same FLOPs; a batched call runs like a large GEMM).
         // Fused attention, as frameworks run it by default (FlashAttention): the backward
         // recomputes the scores, so in training the pair costs 1 + 2.5 times its forward FLOPs, not 3.
+        // The GEMMs' roofline counts the scores' traffic, which a fused kernel never makes: on a
+        // GPU of less bandwidth it prices the pair above what a fused kernel takes.
         let attention = |(layers, hidden, heads): (f64, u64, u64)| {
             let (d, rows) = (hidden / heads, batch * heads * SEQ);
             let per = if mode == Mode::Train { 3.5 } else { 1.0 } * layers;
