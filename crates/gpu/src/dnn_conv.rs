@@ -79,11 +79,7 @@ impl ConvOp {
         let int = |v: usize| i32::try_from(v).map_err(|_| LabError::Usage(format!("{v} is over cuDNN's int dimensions")));
         let (p, q) = ((d.h + 2 * d.pad - d.r) / d.stride + 1, (d.w + 2 * d.pad - d.r) / d.stride + 1);
         let [xs, ws, ys] = [d.n * d.h * d.w * d.c, d.k * d.r * d.r * d.c, d.n * p * q * d.k];
-        let lens = match pass {
-            Pass::Forward => [xs, ws, ys],
-            Pass::Data => [ys, ws, xs],
-            Pass::Filter => [xs, ys, ws],
-        };
+        let lens = pass.operands().map(|t| [xs, ws, ys][t]);
         let handle = result::create_handle().map_err(dnn_err)?;
         // Held from here, so an error below still destroys what was made.
         let mut op = ConvOp {
@@ -256,8 +252,8 @@ impl ConvOp {
     /// The pass on the GPU's stream: y = x (*) w, dx from dy and w, or dw from x and dy, `a` and
     /// `b` its inputs in that order and `out` its output.
     pub fn launch(&mut self, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>) -> Result<()> {
-        if [a.len(), b.len(), out.len()] != self.lens {
-            let given = [a.len(), b.len(), out.len()];
+        let given = [a.len(), b.len(), out.len()];
+        if given != self.lens {
             return Err(LabError::Usage(format!("cuDNN's convolution needs buffers of {:?} elements, not {given:?}", self.lens)));
         }
         // cuDNN scales fp16 data by float alpha and beta, read from the host.

@@ -34,6 +34,18 @@ pub enum Pass {
     Filter,
 }
 
+impl Pass {
+    /// The pass's two inputs and its output, in that order, as the convolution's tensors: 0 the
+    /// input (x, dx), 1 the filters (w, dw), 2 the output (y, dy).
+    pub fn operands(self) -> [usize; 3] {
+        match self {
+            Pass::Forward => [0, 1, 2],
+            Pass::Data => [2, 1, 0],
+            Pass::Filter => [0, 2, 1],
+        }
+    }
+}
+
 /// A value cuDNN's backend takes as an attribute, with the type it is declared as: the one
 /// place a Rust type is paired with cuDNN's name for it.
 trait Value: Copy {
@@ -241,21 +253,17 @@ impl GraphConv {
     pub fn launch(&mut self, handle: sys::cudnnHandle_t, i: usize, [a, b, out, ws]: [u64; 4]) -> Result<()> {
         let key = [a, b, out, ws];
         if self.pack.as_ref().is_none_or(|(k, _)| *k != key) {
-            let (ids, pointers) = match self.pass {
-                Pass::Forward => ([X, W, Y], [a, b, out]),
-                Pass::Data => ([Y, W, X], [a, b, out]),
-                Pass::Filter => ([X, Y, W], [a, b, out]),
-            };
+            let ids = self.pass.operands().map(|t| [X, W, Y][t]);
             let pack = Desc::new(Kind::CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR)?;
             pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, &ids)?;
-            let pointers = pointers.map(|p| p as *mut c_void);
+            let pointers = [a, b, out].map(|p| p as *mut c_void);
             pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, &pointers)?;
             pack.set(Attr::CUDNN_ATTR_VARIANT_PACK_WORKSPACE, &[ws as *mut c_void])?;
             self.pack = Some((key, pack.finalize()?));
         }
         let pack = self.pack.as_ref().map_or(std::ptr::null_mut(), |(_, p)| p.0);
         // SAFETY: a finalized plan of this handle and a variant pack whose pointers hold the
-        // tensors the graph describes (the case allocates them from the same dimensions).
+        // tensors the graph describes (`ConvOp::launch` checks their lengths).
         unsafe { sys::cudnnBackendExecute(handle, self.plans[i].desc.0, pack) }.result().map_err(dnn_err)
     }
 }
