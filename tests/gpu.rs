@@ -556,3 +556,21 @@ fn a_bench_cut_short_resumes_and_its_file_ends_as_one_run() {
     assert_eq!(resumed.iter().filter(|e| e.kind == Kind::Baseline).count(), 3, "the half-done shape's baseline again");
     assert_eq!(store::read(&[dir.path().to_path_buf()]).unwrap().len(), 1, "no second file");
 }
+
+#[test]
+#[ignore = "needs a GPU"]
+fn transfers_time_a_small_kernels_launches_three_ways_and_store_them() {
+    // The small copy is checked after its queued launches and after its graph's, in the
+    // measurement itself, so a launch that did not run fails the command.
+    let dir = tempfile::tempdir().unwrap();
+    let out = lab(&["transfers", "--size", "4K"], dir.path(), None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("launches: 100 x memory_04_stream_blocked_copy"));
+    let runs = store::read(&[dir.path().to_path_buf()]).unwrap();
+    let l = runs[0].records.iter().find_map(|r| match r {
+        kernel_lab::schema::run::Record::Transfers(t) => t.launches.clone(),
+        _ => None,
+    });
+    let l = l.expect("the run stores its launches");
+    assert!([l.host_us, l.queued_us, l.graph_us].iter().all(|v| v.is_finite() && *v > 0.0), "{l:?}");
+}

@@ -10,7 +10,7 @@ use crate::gpu::driver;
 use crate::gpu::registry;
 use crate::schema::run::{Policy, Regime};
 use crate::schema::stats::Summary;
-use crate::schema::transfers::{Direction, HostMemory, Overlap, Pcie, Transfer, Transfers};
+use crate::schema::transfers::{Direction, HostMemory, Launches, Overlap, Pcie, Transfer, Transfers};
 
 /// The default sizes: 4 KB to 1 GB.
 pub fn default_sizes() -> Vec<u64> {
@@ -84,12 +84,14 @@ pub fn measure(gpu: &mut Gpu, sizes: &[u64], git_commit: &str) -> Result<Transfe
         }
     }
     let overlap = overlap(gpu)?;
+    let launches = launches(gpu)?;
     Ok(Transfers {
         date: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
         git_commit: git_commit.to_string(),
         pcie: pcie(gpu.info.ordinal),
         transfers: out,
         overlap: Some(overlap),
+        launches: Some(launches),
     })
 }
 
@@ -148,5 +150,98 @@ fn overlap(gpu: &mut Gpu) -> Result<Overlap> {
         transfer_ms,
         both_ms,
         hidden,
+    })
+}
+
+/// The memory family's blocked copy, whose grid is one block a 16 KiB: launched on 16 KiB, the
+/// small kernel of `launches`; on 256 MiB, the long kernel the launches queue behind.
+pub const LAUNCH_KERNEL: &str = "memory_04_stream_blocked_copy";
+
+/// 100 launches of a one-block copy, timed three ways (5 rounds each after one to warm up, the
+/// median): the host's time in the launch calls (the lab's launch path and the driver's); the
+/// GPU's, queued behind copies of 256 MiB that last at least four times as long as the host takes
+/// to launch them all, so the GPU never waits for the host (as in an eager framework's step,
+/// whose host runs ahead); and the same launches as one CUDA graph, queued behind the copies
+/// too. The copy is checked after the queued launches and after the graph's. A round whose
+/// copies had ended before its launches were all issued is run again behind twice the copies.
+fn launches(gpu: &mut Gpu) -> Result<Launches> {
+    const SMALL: u64 = 16 << 10;
+    const LAUNCHES: u32 = 100;
+    const ROUNDS: usize = 5;
+    const MOST_HOLDS: usize = 1000;
+    let spec = registry::by_name(LAUNCH_KERNEL)?;
+    let fam = families::of(spec)?;
+    let kernel = gpu.kernel(spec)?;
+    let mut small = fam.prepare(gpu, &Shape(vec![SMALL]), 29)?;
+    let mut long = fam.prepare(gpu, &Shape(vec![256 << 20]), 31)?;
+    let gpu = &*gpu;
+    let precision = fam.info().precision;
+    let check = |small: &mut Box<dyn families::Case>, how: &str| -> Result<()> {
+        gpu.sync()?;
+        let c = small.check(gpu, precision)?;
+        c.passed().then_some(()).ok_or_else(|| mismatch(&format!("the copy launched {how}")))
+    };
+    let median = |mut v: Vec<f64>| -> Result<f64> {
+        let timed = v.split_off(1);
+        Summary::of(&timed).map(|s| s.median_ms).ok_or_else(|| LabError::Unavailable("no launch round was timed".into()))
+    };
+    // The long copy's time, and the host's time in LAUNCHES launch calls.
+    let (mut long_ms, mut host_ms) = (Vec::new(), Vec::new());
+    for _ in 0..=ROUNDS {
+        let start = driver::record(&gpu.stream)?;
+        long.launch(gpu, &kernel)?;
+        let end = driver::record(&gpu.stream)?;
+        let t = std::time::Instant::now();
+        for _ in 0..LAUNCHES {
+            small.launch(gpu, &kernel)?;
+        }
+        host_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        long_ms.push(start.elapsed_ms(&end)? as f64);
+    }
+    let (long_ms, host_ms) = (median(long_ms)?, median(host_ms)?);
+    let mut holds = (4.0 * host_ms / long_ms).ceil().clamp(1.0, MOST_HOLDS as f64) as usize;
+    // One round: the copies, then `issue` between two events; the GPU's time, ms.
+    let mut round = |small: &mut Box<dyn families::Case>, issue: &mut dyn FnMut(&mut Box<dyn families::Case>) -> Result<()>| -> Result<f64> {
+        loop {
+            for _ in 0..holds {
+                long.launch(gpu, &kernel)?;
+            }
+            let start = driver::record(&gpu.stream)?;
+            issue(small)?;
+            let end = driver::record(&gpu.stream)?;
+            let caught_up = start.try_is_complete()?;
+            let ms = start.elapsed_ms(&end)? as f64;
+            if !caught_up {
+                return Ok(ms);
+            }
+            if holds >= MOST_HOLDS {
+                return Err(LabError::Unavailable(format!("the GPU ran {MOST_HOLDS} copies before the host had launched {LAUNCHES} kernels")));
+            }
+            holds = (2 * holds).min(MOST_HOLDS);
+        }
+    };
+    small.poison(gpu)?;
+    let mut each = |s: &mut Box<dyn families::Case>| (0..LAUNCHES).try_for_each(|_| s.launch(gpu, &kernel));
+    let queued = (0..=ROUNDS).map(|_| round(&mut small, &mut each)).collect::<Result<Vec<f64>>>()?;
+    check(&mut small, "queued")?;
+    small.poison(gpu)?;
+    gpu.ctx.bind_to_thread()?;
+    driver::begin_capture(&gpu.stream)?;
+    let issued = each(&mut small);
+    let graph = driver::end_capture(&gpu.stream);
+    issued?;
+    let graph = graph?.ok_or_else(|| LabError::Unavailable("the graph capture recorded nothing".into()))?;
+    graph.upload()?;
+    let mut whole = |_: &mut Box<dyn families::Case>| Ok(graph.launch()?);
+    let graphed = (0..=ROUNDS).map(|_| round(&mut small, &mut whole)).collect::<Result<Vec<f64>>>()?;
+    check(&mut small, "as a graph")?;
+    let us = |ms: f64| ms * 1e3 / LAUNCHES as f64;
+    Ok(Launches {
+        kernel: spec.name.clone(),
+        bytes: SMALL,
+        launches: LAUNCHES,
+        host_us: us(host_ms),
+        queued_us: us(median(queued)?),
+        graph_us: us(median(graphed)?),
     })
 }

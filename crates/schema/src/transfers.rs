@@ -45,6 +45,25 @@ pub struct Overlap {
     pub hidden: f64,
 }
 
+/// One small kernel launched back to back on one stream: what the host pays a launch, what the GPU
+/// takes a kernel where the launches wait queued ahead of it (as in an eager framework's step, whose
+/// host runs ahead of the GPU), and the same launches as one CUDA graph.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Launches {
+    pub kernel: String,
+    /// The bytes the kernel copies, one block's worth.
+    pub bytes: u64,
+    /// Launches a sample.
+    pub launches: u32,
+    /// The host's time in the launch calls, microseconds a launch.
+    pub host_us: f64,
+    /// The GPU's time from the end of a long kernel to the end of the launches queued behind it,
+    /// microseconds a kernel: each kernel's run and the gap before the next.
+    pub queued_us: f64,
+    /// The same launches captured as one CUDA graph, microseconds a kernel.
+    pub graph_us: f64,
+}
+
 /// The PCIe link as NVML reports it.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Pcie {
@@ -77,4 +96,6 @@ pub struct Transfers {
     pub pcie: Option<Pcie>,
     pub transfers: Vec<Transfer>,
     pub overlap: Option<Overlap>,
+    /// Absent from runs made before the lab measured launches.
+    pub launches: Option<Launches>,
 }

@@ -51,8 +51,8 @@ pub fn free_text(f: &View, label: &str) -> String {
     out
 }
 
-/// Host transfers: GB/s per size, direction and host memory, pinned over pageable, the PCIe link
-/// and the overlap of a transfer with a kernel.
+/// Host transfers: GB/s per size, direction and host memory, pinned over pageable, the PCIe link,
+/// the overlap of a transfer with a kernel, and what a small kernel's launch costs.
 pub fn transfers_table(t: &crate::schema::transfers::Transfers, markdown: bool) -> String {
     let mut table = new_table(
         ["bytes", "H2D pageable", "H2D pinned", "pinned/pageable", "D2H pageable", "D2H pinned", "pinned/pageable"]
@@ -98,7 +98,18 @@ pub fn transfers_table(t: &crate::schema::transfers::Transfers, markdown: bool) 
             100.0 * o.hidden
         )
     });
-    format!("{table}\n{link}{overlap}\n")
+    let launches = t.launches.as_ref().map_or(String::new(), |l| {
+        format!(
+            "\nlaunches: {} x {} of {} back to back: {:.2} us a launch on the host; {:.2} us a kernel on the GPU with the launches queued, {:.2} us as one CUDA graph",
+            l.launches,
+            l.kernel,
+            crate::measure::families::shapes::bytes_label(l.bytes),
+            l.host_us,
+            l.queued_us,
+            l.graph_us
+        )
+    });
+    format!("{table}\n{link}{overlap}{launches}\n")
 }
 
 /// The spec sheet as one table: dense rates per precision (TFLOP/s, TOPS for int8; sparse figures
