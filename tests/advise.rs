@@ -260,3 +260,27 @@ fn pytorchs_steps_are_held_to_the_prediction_for_their_gpu_workload_and_mode() {
     assert!(one(torch_line("NVIDIA H200", "resnet50", "eval", 1.0)).unwrap_err().contains("neither train nor infer"));
     assert!(one("{\"workload\": 3}".into()).unwrap_err().contains("line 1: not a torch_step.py step"));
 }
+
+/// The kernels the model counts for each step against those torch.profiler saw in the H100's
+/// reference profiles: at inference all but a vendor library's few helpers; in training fewer,
+/// by the helpers cuDNN and cuBLASLt add for the engines they pick (workspace inits, split-K
+/// reductions, fused attention's preprocessing), never more.
+#[test]
+fn the_kernels_counted_meet_the_h100_profiles() {
+    use kernel_lab::analysis::advise::against;
+    use kernel_lab::analysis::store::{self, Group};
+    let folder = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("results/nvidia-h100-80gb-hbm3-sm_90");
+    let views = store::views(&store::read(&[folder.clone()]).unwrap(), Group::Model);
+    let steps = against::read(&folder.join("pytorch/steps.jsonl")).unwrap();
+    let checks = against::check(&steps, &views).unwrap();
+    assert_eq!(checks.len(), 4);
+    for c in &checks {
+        let (model, profile) = (c.predicted_kernels.unwrap(), c.kernels.unwrap() as f64);
+        let (low, high) = if c.mode == Mode::Infer { (0.97, 1.0) } else { (0.85, 1.0) };
+        assert!(model >= low * profile && model <= high * profile, "{} {:?}: {model} counted, {profile} profiled", c.workload, c.mode);
+        // The gaps priced are the count times the folder's measured launch cost.
+        let gaps = c.parts.iter().find(|p| p.0 == "launch gaps").unwrap();
+        let queued = views[0].transfers.as_ref().and_then(|t| t.launches.as_ref()).unwrap().queued_us;
+        assert!((gaps.1 - model * queued / 1e3).abs() < 1e-9, "{gaps:?}");
+    }
+}

@@ -18,7 +18,7 @@ use kernel_lab::schema::device::DeviceInfo;
 use kernel_lab::schema::entry::{Entry, Kind, Status};
 use kernel_lab::schema::multi::{Collective, CollectiveRun, MultiResults};
 use kernel_lab::schema::stats::Summary;
-use kernel_lab::schema::transfers::Pcie;
+use kernel_lab::schema::transfers::{Launches, Pcie, Transfers};
 
 const H100: (&str, u32) = ("NVIDIA H100 80GB HBM3", 132);
 const A100: (&str, u32) = ("NVIDIA A100-SXM4-80GB", 108);
@@ -695,4 +695,52 @@ fn batch_norms_run_at_the_share_cudnns_reached_on_each_shape_else_at_the_copys()
     let rows = advise::advise(&req, &[view(H100, entries, None)]);
     let train_elementwise = req.workload.stream_bytes(req.batch, req.precision, req.mode).unwrap() / (0.9 * bw);
     assert!(close(row(&rows, "H100 SXM").stream_ms, (train_elementwise + train_bn) * 1e3));
+}
+
+/// A transfers record holding only a launch measurement: `queued_us` and `graph_us` a kernel.
+fn launches(queued_us: f64, graph_us: f64) -> Transfers {
+    Transfers {
+        date: String::new(),
+        git_commit: String::new(),
+        pcie: None,
+        transfers: Vec::new(),
+        overlap: None,
+        launches: Some(Launches { kernel: "k".into(), bytes: 16384, launches: 100, host_us: 3.0, queued_us, graph_us }),
+    }
+}
+
+#[test]
+fn a_steps_launch_gaps_are_its_kernels_times_the_measured_launch_cost() {
+    let copies = || vec![entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0))];
+    let mut measured = view(H100, copies(), None);
+    measured.transfers = Some(launches(2.5, 1.0));
+    for (workload, mode) in [(Workload::Resnet50, Mode::Train), (Workload::BertBaseMlm, Mode::Infer), (Workload::BertBase, Mode::Train)] {
+        let req = Request { mode, ..request(workload.clone(), Precision::Fp16, 1) };
+        let without = advise::advise(&req, &[view(H100, copies(), None)]);
+        let with = advise::advise(&req, &[measured.clone()]);
+        for (a, b) in without.iter().zip(&with) {
+            // Unmeasured GPUs take the measured one's cost: a launch's is mostly the host's.
+            let k = b.kernels.unwrap_or_else(|| panic!("{workload:?} {mode:?}: no kernels counted"));
+            assert!(a.gpu == b.gpu && a.kernels.is_none() && a.gaps_ms == 0.0, "{a:?}");
+            assert!(close(b.gaps_ms, k * 2.5e-3) && close(b.step_ms, a.step_ms + b.gaps_ms), "{workload:?}: {b:?}");
+            // The range reaches down to the gaps a graph's launches leave, queued less graph.
+            assert!(close(b.step_ms_range.0, a.step_ms_range.0 + k * 1.5e-3), "{b:?}");
+            assert!(close(b.step_ms_range.1, a.step_ms_range.1 + k * 2.5e-3), "{b:?}");
+        }
+    }
+    // The count follows the step: training launches more than inference, the MLM step more than
+    // the encoder alone, and autocast's casts are kernels an fp32 step does not launch.
+    let count = |workload: Workload, mode: Mode, p: Precision| {
+        let req = Request { mode, ..request(workload, p, 1) };
+        row(&advise::advise(&req, &[measured.clone()]), "H100 SXM").kernels.unwrap()
+    };
+    for w in [Workload::Resnet50, Workload::BertBaseMlm] {
+        assert!(count(w.clone(), Mode::Train, Precision::Fp16) > 2.0 * count(w.clone(), Mode::Infer, Precision::Fp16), "{w:?}");
+        assert!(count(w.clone(), Mode::Train, Precision::Fp32) < count(w.clone(), Mode::Train, Precision::Fp16), "{w:?}");
+    }
+    assert!(count(Workload::BertBaseMlm, Mode::Train, Precision::Fp16) > count(Workload::BertBase, Mode::Train, Precision::Fp16));
+    assert!(count(Workload::BertLarge, Mode::Train, Precision::Fp16) > 1.9 * count(Workload::BertBase, Mode::Train, Precision::Fp16));
+    // One GEMM is one call: no gaps between kernels to price.
+    let gemm = advise::advise(&request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 1), &[measured]);
+    assert!(gemm.iter().all(|r| r.kernels.is_none() && r.gaps_ms == 0.0));
 }

@@ -96,6 +96,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
             "step ms",
             "range",
             "element-wise ms",
+            "gaps ms",
             "all-reduce ms",
             "batches/s",
             "per $1000",
@@ -125,6 +126,7 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
                 format!("{:.2}", r.step_ms),
                 advise::range_text(r.step_ms_range, 2),
                 format!("{:.2}", r.stream_ms),
+                opt(r.kernels, |k| format!("{:.2} ({k:.0} kernels)", r.gaps_ms)),
                 r.link.as_ref().map_or("-".into(), |l| format!("{:.2} ({l})", r.allreduce_ms)),
                 format!("{:.1}", r.steps_per_s),
                 opt(r.per_1000_usd, |v| format!("{v:.2}")),
@@ -177,7 +179,7 @@ fn against(a: &AdviseArgs) -> Result<u8> {
         "inside",
         "memory GB (PyTorch)",
         "host ms",
-        "kernels (gap each)",
+        "kernels: model / PyTorch (gap each)",
         "basis",
     ];
     let mut t = table(&header, a.format);
@@ -195,12 +197,16 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             if c.inside { "yes" } else { "no" }.to_string(),
             format!("{} ({:.2})", opt(c.predicted_gb, |g| format!("{g:.2}")), c.pytorch_gb),
             opt(c.host_ms, |h| format!("{h:.2}")),
-            opt(c.kernels, |k| format!("{k} ({})", opt(c.gap_us(), |g| format!("{g:.2} us")))),
+            format!(
+                "{} / {}",
+                opt(c.predicted_kernels, |k| format!("{k:.0}")),
+                opt(c.kernels, |k| format!("{k} ({})", opt(c.gap_us(), |g| format!("{g:.2} us"))))
+            ),
             c.basis.clone(),
         ]);
     }
     let title = format!(
-        "PyTorch's steps (fp16 autocast) beside advise's predictions from {}; host ms: the CPU's time to issue the step's kernels, below which it cannot run; kernels: those the profiled step launched, with the timed step's launch gaps a kernel",
+        "PyTorch's steps (fp16 autocast) beside advise's predictions from {}; host ms: the CPU's time to issue the step's kernels, below which it cannot run; kernels: those the model counts and those the profiled step launched, with the timed step's launch gaps a kernel",
         a.results_dir.display()
     );
     // The same steps by part: the model's against PyTorch's (the kernels' categories from one
@@ -212,7 +218,7 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             parts.add_row([cells.to_vec(), vec![format!("{ms:.2}"), opt(*measured, |m| format!("{m:.2}"))]].concat());
         }
     }
-    let parts_title = "The same steps by part: the model's GEMMs (ResNet-50's convolutions and attention among them) and memory-bound passes (element-wise, normalisation, the optimizer), against torch.profiler's categories in one profiled step, and the launch gaps the model does not price, the timed step's median less the time kernels ran in the profiled one";
+    let parts_title = "The same steps by part: the model's GEMMs (ResNet-50's convolutions and attention among them) and memory-bound passes (element-wise, normalisation, the optimizer), against torch.profiler's categories in one profiled step, and the launch gaps, the kernels counted times the measured launch cost, against the timed step's median less the time kernels ran in the profiled one";
     for (title, t) in [(title.as_str(), &t), (parts_title, &parts)] {
         if a.format == Format::Csv {
             say(a.format, title)?;

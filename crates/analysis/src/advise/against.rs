@@ -90,6 +90,8 @@ pub struct Check {
     pub parts: Vec<(&'static str, f64, Option<f64>)>,
     /// The kernels PyTorch's profiled step launched, where the file counts them.
     pub kernels: Option<u64>,
+    /// The kernels the model counts for the step, where it prices their gaps.
+    pub predicted_kernels: Option<f64>,
 }
 
 impl Check {
@@ -101,13 +103,13 @@ impl Check {
     }
 }
 
-/// The part the model does not price.
+/// The gaps between kernels: the timed step's median less the time kernels ran.
 const GAPS: &str = "launch gaps";
 
 /// torch.profiler's categories each part of the model stands for: the GEMMs (ResNet-50's
 /// convolutions among them, shape by shape or as implicit GEMMs; attention as its GEMMs) and the
 /// passes priced at memory speed (element-wise, normalisation, the optimizer's update). The third
-/// part, the gaps between kernels, the model does not price.
+/// part, the gaps between kernels, is no category of the profiler's.
 const PARTS: [(&str, &[&str]); 2] = [
     ("GEMMs", &["gemm", "attention", "convolution"]),
     ("memory-bound passes", &["element-wise", "normalisation", "optimizer"]),
@@ -150,14 +152,14 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
             let rows = advise(&req, views);
             let row = rows.iter().find(|r| r.gpu == gpu.name).ok_or_else(|| format!("{}: advise priced no such GPU", gpu.name))?;
             let (lo, hi) = row.step_ms_range;
-            let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms;
+            let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms - row.gaps_ms;
             let profile = s.profile.as_ref().filter(|p| !p.top.is_empty());
             let measured = |cats: &[&str]| profile.map(|p| cats.iter().filter_map(|c| p.ms.get(*c)).sum::<f64>());
             let mut parts: Vec<_> = PARTS.iter().zip([gemm_ms, row.stream_ms]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
             // The timed step's gaps: its median less the time kernels ran in the profiled step
             // (the profiler slows the host, which widens the profiled step's own gaps).
             let gaps = profile.and_then(TorchProfile::busy).map(|busy| (s.time.median_ms - busy).max(0.0));
-            parts.push((GAPS, 0.0, gaps));
+            parts.push((GAPS, row.gaps_ms, gaps));
             let host = &s.time.host_ms;
             Ok(Check {
                 gpu: gpu.name,
@@ -176,6 +178,7 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
                 basis: row.basis.clone(),
                 parts,
                 kernels: profile.and_then(|p| p.kernels),
+                predicted_kernels: row.kernels,
             })
         })
         .collect()

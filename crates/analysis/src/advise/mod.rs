@@ -8,10 +8,12 @@
 //! (their backward passes at the layernorm_bwd family's).
 //! GPUs the lab measured use their own efficiencies; the others the measured GPUs' together,
 //! and say so. A network's convolutions, where the lab measured cuDNN on them, are priced shape
-//! by shape instead (`convs`).
+//! by shape instead (`convs`). A network's step also pays a gap between each two of its kernels,
+//! its kernels counted and each gap priced at the launch cost the GPU measured (`launches`).
 
 pub mod against;
 mod convs;
+mod launches;
 mod memory;
 mod resnet;
 pub mod workload;
@@ -67,6 +69,10 @@ pub struct Row {
     pub bound_ms: f64,
     /// Of the predicted step, the element-wise passes at memory speed, ms.
     pub stream_ms: f64,
+    /// Of the predicted step, the gaps between its kernels, ms, and the kernels counted (None
+    /// for a single GEMM, or where no GPU measured a launch's cost).
+    pub gaps_ms: f64,
+    pub kernels: Option<f64>,
     /// Of the predicted step, the gradients' all-reduce across `gpus`, ms, and the bus
     /// bandwidth it was priced at (measured by NCCL, or the sheet's link, said which).
     pub allreduce_ms: f64,
@@ -195,6 +201,13 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         (2.0 * (n - 1.0) / n * params * req.precision.out_bytes() / (busbw * 1e9) * 1e3, Some(how))
     };
     let pooled = Efficiency::of(measured.iter().flat_map(|(_, e)| [e.low, e.median, e.high]).collect());
+    // The gaps between the step's kernels: (predicted, low), ms.
+    let kernels = launches::kernels(&req.workload, req.mode, req.precision);
+    let launch_costs = launches::LaunchCosts::new(views);
+    let gaps = |gpu: &Gpu| match (kernels, launch_costs.gap(gpu)) {
+        (Some(k), Some(g)) => (k * g.high_us / 1e3, k * g.low_us / 1e3),
+        _ => (0.0, 0.0),
+    };
     // A network's convolutions, where the lab measured cuDNN on them, shape by shape.
     let conv_pricing = convs::ConvPricing::new(req, views);
     // The GEMMs' efficiency on `gpu` and what it stands on.
@@ -234,7 +247,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             let stream_ms = (stream_bytes / copy_share(gpu) + norm_time) / (gpu.bandwidth_gbs * 1e9) * 1e3 + bn_s(gpu) * 1e3;
             let bound_ms = bound_s * 1e3 + (stream_bytes + norm_fwd_bytes + norm_bwd_bytes + bn_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
             let (allreduce_ms, link) = allreduce(gpu);
-            let step_ms = mid_s * 1e3 + stream_ms + allreduce_ms;
+            let (gaps_ms, gaps_low_ms) = gaps(gpu);
+            let step_ms = mid_s * 1e3 + stream_ms + allreduce_ms + gaps_ms;
             // Samples a second: a step runs `batch` on each GPU.
             let steps = 1e3 / step_ms * req.gpus as f64;
             let memory_gb = req.workload.memory_gb(req.batch, req.precision, req.mode);
@@ -255,10 +269,15 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 basis,
                 bound_ms,
                 stream_ms,
+                gaps_ms,
+                kernels: kernels.filter(|_| gaps_ms > 0.0),
                 allreduce_ms,
                 link,
                 step_ms,
-                step_ms_range: (low_s * 1e3 + stream_ms + allreduce_ms, high_s * 1e3 + stream_ms + allreduce_ms),
+                step_ms_range: (
+                    low_s * 1e3 + stream_ms + allreduce_ms + gaps_low_ms,
+                    high_s * 1e3 + stream_ms + allreduce_ms + gaps_ms,
+                ),
                 steps_per_s: steps,
                 per_1000_usd: price.map(|pr| steps / (pr * req.gpus as f64) * 1e3),
                 per_w: steps / (gpu.tdp_w as f64 * req.gpus as f64),
