@@ -744,3 +744,35 @@ fn a_steps_launch_gaps_are_its_kernels_times_the_measured_launch_cost() {
     let gemm = advise::advise(&request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 1), &[measured]);
     assert!(gemm.iter().all(|r| r.kernels.is_none() && r.gaps_ms == 0.0));
 }
+
+#[test]
+fn the_element_wise_passes_range_reaches_up_to_the_slowest_streaming_rung() {
+    let req = request(Workload::BertBase, Precision::Fp16, 1);
+    let h100 = gpu("H100 SXM");
+    // The element-wise passes other than the layer norms, which their own family prices.
+    let bytes = Workload::BertBase.stream_bytes(32, Precision::Fp16, Mode::Train).unwrap();
+    let copy = || entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0));
+    let base = advise::advise(&req, &[view(H100, vec![copy()], None)]);
+    // Rungs at the largest array count, the slowest of them; a slower one at a smaller array, a
+    // failed one, and one faster than the copy do not.
+    let rungs = vec![
+        copy(),
+        entry("memory", Kind::Variant, Status::Ok, &[1 << 30], Some(2000.0)),
+        entry("memory", Kind::Variant, Status::Ok, &[1 << 30], Some(2400.0)),
+        entry("memory", Kind::Variant, Status::Ok, &[1 << 30], Some(2600.0)),
+        entry("memory", Kind::Variant, Status::Ok, &[1 << 20], Some(900.0)),
+        entry("memory", Kind::Variant, Status::Failed, &[1 << 30], Some(1000.0)),
+    ];
+    let with = advise::advise(&req, &[view(H100, rungs, None)]);
+    for (a, b) in base.iter().zip(&with) {
+        let g = gpu(a.gpu);
+        // The measured GPU's shares, and the others take them.
+        let wider = bytes / (g.bandwidth_gbs * 1e9) * 1e3 * (h100.bandwidth_gbs / 2000.0 - h100.bandwidth_gbs / 2500.0);
+        assert!(close(a.step_ms, b.step_ms) && close(a.step_ms_range.0, b.step_ms_range.0), "{}: the point and the low end stay", a.gpu);
+        assert!(close(b.step_ms_range.1, a.step_ms_range.1 + wider), "{}: {:?} vs {:?} + {wider}", a.gpu, b.step_ms_range, a.step_ms_range);
+    }
+    // A rung faster than the copy leaves the range as the copy's alone.
+    let fast = vec![copy(), entry("memory", Kind::Variant, Status::Ok, &[1 << 30], Some(2600.0))];
+    let same = advise::advise(&req, &[view(H100, fast, None)]);
+    assert!(base.iter().zip(&same).all(|(a, b)| close(a.step_ms_range.1, b.step_ms_range.1)));
+}

@@ -137,21 +137,28 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     }
     let measured: Vec<(&'static Gpu, Efficiency)> = by_gpu.into_iter().filter_map(|(g, s)| Some((g, Efficiency::of(s)?))).collect();
     // The share of the sheet's bandwidth cudaMemcpy reached, per measured GPU (the best of its
-    // copies: the largest arrays are the ones that reach it).
-    let copies: Vec<(&'static Gpu, f64)> = views
+    // copies: the largest arrays are the ones that reach it), and the share the slowest of the
+    // DRAM family's verified rungs reached at the largest array it measured (one element a
+    // thread, where the others move vectors or blocks): how much slower a streaming kernel runs
+    // as it is written, which the element-wise passes' range reaches up to.
+    let copies: Vec<(&'static Gpu, (f64, f64))> = views
         .iter()
         .filter_map(|v| {
             let gpu = sheet::for_device(&v.device.name, v.device.sms)?;
-            let best = v
-                .entries
-                .iter()
-                .filter(|e| plays(&e.family, Role::DramCeiling) && e.kind == Kind::Baseline && e.status == Status::Ok)
+            let ok = |kind: Kind| {
+                v.entries.iter().filter(move |e| plays(&e.family, Role::DramCeiling) && e.kind == kind && e.status == Status::Ok)
+            };
+            let best = ok(Kind::Baseline).filter_map(|e| e.rate).fold(f64::NAN, f64::max);
+            let largest = ok(Kind::Variant).filter(|e| e.rate.is_some()).map(|e| e.dims.iter().product::<u64>()).max();
+            let slowest = ok(Kind::Variant)
+                .filter(|e| Some(e.dims.iter().product::<u64>()) == largest)
                 .filter_map(|e| e.rate)
-                .fold(f64::NAN, f64::max);
-            (best > 0.0).then(|| (gpu, best / gpu.bandwidth_gbs))
+                .fold(best, f64::min);
+            (best > 0.0).then(|| (gpu, (best / gpu.bandwidth_gbs, slowest / gpu.bandwidth_gbs)))
         })
         .collect();
-    let copy_share = |gpu: &Gpu| copies.iter().find(|(g, _)| g.name == gpu.name).or(copies.first()).map_or(1.0, |c| c.1);
+    let copy = |gpu: &Gpu| copies.iter().find(|(g, _)| g.name == gpu.name).or(copies.first()).map_or((1.0, 1.0), |c| c.1);
+    let copy_share = |gpu: &Gpu| copy(gpu).0;
     let stream_bytes = req.workload.stream_bytes(req.batch, req.precision, req.mode).unwrap_or(0.0);
     // The layer norms at the share of the sheet's bandwidth the layernorm family's best rung
     // reached on the step's own matrix (else on any), per measured GPU; the copy's where none.
@@ -248,6 +255,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             let bound_ms = bound_s * 1e3 + (stream_bytes + norm_fwd_bytes + norm_bwd_bytes + bn_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
             let (allreduce_ms, link) = allreduce(gpu);
             let (gaps_ms, gaps_low_ms) = gaps(gpu);
+            // The element-wise passes at the slowest streaming rung's share, the range's top.
+            let stream_slow_ms = stream_ms + stream_bytes / (gpu.bandwidth_gbs * 1e9) * 1e3 * (1.0 / copy(gpu).1 - 1.0 / copy_share(gpu));
             let step_ms = mid_s * 1e3 + stream_ms + allreduce_ms + gaps_ms;
             // Samples a second: a step runs `batch` on each GPU.
             let steps = 1e3 / step_ms * req.gpus as f64;
@@ -276,7 +285,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 step_ms,
                 step_ms_range: (
                     low_s * 1e3 + stream_ms + allreduce_ms + gaps_low_ms,
-                    high_s * 1e3 + stream_ms + allreduce_ms + gaps_ms,
+                    high_s * 1e3 + stream_slow_ms + allreduce_ms + gaps_ms,
                 ),
                 steps_per_s: steps,
                 per_1000_usd: price.map(|pr| steps / (pr * req.gpus as f64) * 1e3),
