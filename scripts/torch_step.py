@@ -15,7 +15,8 @@ wherever the GPU runs them faster than eager PyTorch issues them. Where a step r
 (transformers' attention-mask check may), the host waits for the GPU there and its time holds
 that wait too. Then one more step runs under torch.profiler and its
 GPU time is split by category (convolutions, GEMMs, attention, normalisation, element-wise,
-optimizer) from the kernels' names; busy_ms is the time some kernel ran. The profiler slows the
+optimizer) from the kernels' names; busy_ms is the time some kernel ran; the GPU's memsets and
+copies, which are no kernels and fall in the gaps, are counted apart ("other"). The profiler slows the
 host, so the timed step's launch gaps are its median less busy_ms, not the profiled step's idle
 time. Peak memory is torch.cuda.max_memory_allocated over the timed steps. Prints one JSON line.
 """
@@ -139,8 +140,15 @@ def breakdown(step):
     per["element-wise"] = 0.0
     kernels = []
     by_name, calls = {}, {}
+    # The GPU's memsets and copies are no kernels: they count as gaps, and are listed apart.
+    other = {"memset": {"calls": 0, "ms": 0.0}, "memcpy": {"calls": 0, "ms": 0.0}}
     for e in prof.events():
-        if e.device_type.name != "CUDA" or "memcpy" in e.name.lower() or "memset" in e.name.lower():
+        if e.device_type.name != "CUDA":
+            continue
+        op = next((k for k in other if k in e.name.lower()), None)
+        if op:
+            other[op]["calls"] += 1
+            other[op]["ms"] += (e.time_range.end - e.time_range.start) / 1e3
             continue
         # Kernel intervals in microseconds on the GPU's timeline.
         kernels.append((e.time_range.start, e.time_range.end))
@@ -161,7 +169,7 @@ def breakdown(step):
     # Every kernel, longest first, with the category it was put in (so the sorting can be read)
     # and its launches: what a model of the step's passes is checked against.
     top = sorted(by_name.items(), key=lambda kv: -kv[1])
-    return {"step_ms": total, "busy_ms": busy / 1e3, "kernels": len(kernels), "ms": per,
+    return {"step_ms": total, "busy_ms": busy / 1e3, "kernels": len(kernels), "ms": per, "other": other,
             "top": [{"kernel": k[:240], "category": category(k), "calls": calls[k], "ms": round(v, 3)} for k, v in top]}
 
 
