@@ -262,9 +262,9 @@ fn pytorchs_steps_are_held_to_the_prediction_for_their_gpu_workload_and_mode() {
 }
 
 /// The kernels the model counts for each step against those torch.profiler saw in the H100's
-/// reference profiles: at inference all but a vendor library's few helpers; in training fewer,
-/// by the helpers cuDNN and cuBLASLt add for the engines they pick (workspace inits, split-K
-/// reductions, fused attention's preprocessing), never more.
+/// reference profiles: at inference all but two or three; in training fewer, by the helpers
+/// cuDNN and cuBLASLt add for the engines they pick (workspace inits, split-K passes and
+/// reductions, fused attention's preprocessing) and a few of PyTorch's small kernels, never more.
 #[test]
 fn the_kernels_counted_meet_the_h100_profiles() {
     use kernel_lab::analysis::advise::against;
@@ -274,13 +274,31 @@ fn the_kernels_counted_meet_the_h100_profiles() {
     let steps = against::read(&folder.join("pytorch/steps.jsonl")).unwrap();
     let checks = against::check(&steps, &views).unwrap();
     assert_eq!(checks.len(), 4);
+    let queued = views[0].transfers.as_ref().and_then(|t| t.launches.as_ref()).unwrap().queued_us;
     for c in &checks {
         let (model, profile) = (c.predicted_kernels.unwrap(), c.kernels.unwrap() as f64);
-        let (low, high) = if c.mode == Mode::Infer { (0.97, 1.0) } else { (0.85, 1.0) };
-        assert!(model >= low * profile && model <= high * profile, "{} {:?}: {model} counted, {profile} profiled", c.workload, c.mode);
-        // The gaps priced are the count times the folder's measured launch cost.
+        let short = if c.mode == Mode::Infer { 3.0 } else { 0.15 * profile };
+        assert!(model <= profile && model >= profile - short, "{} {:?}: {model} counted, {profile} profiled", c.workload, c.mode);
         let gaps = c.parts.iter().find(|p| p.0 == "launch gaps").unwrap();
-        let queued = views[0].transfers.as_ref().and_then(|t| t.launches.as_ref()).unwrap().queued_us;
         assert!((gaps.1 - model * queued / 1e3).abs() < 1e-9, "{gaps:?}");
     }
+}
+
+/// The counts themselves, pinned: each was checked kernel by kernel against the H100's profiles
+/// (`results/nvidia-h100-80gb-hbm3-sm_90/pytorch/steps.jsonl` lists every kernel a step launched);
+/// a change to the count is a change to check there again.
+#[test]
+fn the_kernel_counts_are_pinned() {
+    let count = |workload: Workload, mode: Mode, p: Precision| {
+        let req = Request { mode, ..request(workload, p) };
+        advise::advise(&req, &[]).iter().map(|r| r.kernels.unwrap()).fold(f64::NAN, f64::max)
+    };
+    let fp16 = Precision::Fp16;
+    assert_eq!(count(Workload::Resnet50, Mode::Infer, fp16), 233.0);
+    assert_eq!(count(Workload::Resnet50, Mode::Train, fp16), 583.0);
+    assert_eq!(count(Workload::BertBaseMlm, Mode::Infer, fp16), 356.0);
+    assert_eq!(count(Workload::BertBaseMlm, Mode::Train, fp16), 1055.0);
+    // Without autocast: no casts, no GradScaler.
+    assert_eq!(count(Workload::Resnet50, Mode::Infer, Precision::Fp32), 233.0 - 57.0);
+    assert_eq!(count(Workload::BertBase, Mode::Infer, Precision::Fp32), 12.0 * 12.0);
 }

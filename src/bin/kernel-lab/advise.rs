@@ -126,7 +126,11 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
                 format!("{:.2}", r.step_ms),
                 advise::range_text(r.step_ms_range, 2),
                 format!("{:.2}", r.stream_ms),
-                opt(r.kernels, |k| format!("{:.2} ({k:.0} kernels)", r.gaps_ms)),
+                match (r.gaps_ms, r.kernels) {
+                    (Some(g), Some(k)) => format!("{g:.2} ({k:.0} kernels)"),
+                    (None, Some(k)) => format!("- ({k:.0} kernels)"),
+                    _ => "-".into(),
+                },
                 r.link.as_ref().map_or("-".into(), |l| format!("{:.2} ({l})", r.allreduce_ms)),
                 format!("{:.1}", r.steps_per_s),
                 opt(r.per_1000_usd, |v| format!("{v:.2}")),

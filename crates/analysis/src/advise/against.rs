@@ -90,13 +90,13 @@ pub struct Check {
     pub parts: Vec<(&'static str, f64, Option<f64>)>,
     /// The kernels PyTorch's profiled step launched, where the file counts them.
     pub kernels: Option<u64>,
-    /// The kernels the model counts for the step, where it prices their gaps.
+    /// The kernels the model counts for the step.
     pub predicted_kernels: Option<f64>,
 }
 
 impl Check {
-    /// The timed step's launch gaps a kernel, microseconds: what a price of the gaps per launch
-    /// would have to come to.
+    /// The timed step's launch gaps a kernel the profiled step launched, microseconds: to set
+    /// beside the launch cost the model prices each gap at.
     pub fn gap_us(&self) -> Option<f64> {
         let gaps = self.parts.iter().find(|p| p.0 == GAPS)?.2?;
         Some(gaps * 1e3 / self.kernels.filter(|k| *k > 0)? as f64)
@@ -152,14 +152,15 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
             let rows = advise(&req, views);
             let row = rows.iter().find(|r| r.gpu == gpu.name).ok_or_else(|| format!("{}: advise priced no such GPU", gpu.name))?;
             let (lo, hi) = row.step_ms_range;
-            let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms - row.gaps_ms;
+            let gaps_ms = row.gaps_ms.unwrap_or(0.0);
+            let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms - gaps_ms;
             let profile = s.profile.as_ref().filter(|p| !p.top.is_empty());
             let measured = |cats: &[&str]| profile.map(|p| cats.iter().filter_map(|c| p.ms.get(*c)).sum::<f64>());
             let mut parts: Vec<_> = PARTS.iter().zip([gemm_ms, row.stream_ms]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
             // The timed step's gaps: its median less the time kernels ran in the profiled step
             // (the profiler slows the host, which widens the profiled step's own gaps).
             let gaps = profile.and_then(TorchProfile::busy).map(|busy| (s.time.median_ms - busy).max(0.0));
-            parts.push((GAPS, row.gaps_ms, gaps));
+            parts.push((GAPS, gaps_ms, gaps));
             let host = &s.time.host_ms;
             Ok(Check {
                 gpu: gpu.name,

@@ -7,12 +7,14 @@
 //! the same launches as one CUDA graph take `graph_us`. The gap between two kernels of an eager
 //! step is at most `queued_us` (the copy takes some time) and at least `queued_us - graph_us` (a
 //! graph's gaps are no longer than a stream's): the prediction takes the first, its range reaches
-//! down to the second. The kernels' own time is priced elsewhere, as GEMMs and passes.
+//! down to the second. A step whose GPU also waits for its host (where a run of short kernels
+//! takes the GPU less time than eager PyTorch needs to issue them) has longer gaps than either.
+//! The kernels' own time is priced elsewhere, as GEMMs and passes.
 //!
-//! The count is of PyTorch's operators, each one kernel or a known few; the helpers a vendor
-//! library adds by the engine it picks (cuDNN's workspace inits and paddings, split-K
-//! reductions, fused attention's preprocessing) are not counted, so in training, where they are
-//! many, the count falls short of the profile's.
+//! The count is of PyTorch's operators, each one kernel or a known few. Not counted: the helpers
+//! a vendor library adds for the engine it picks (cuDNN's workspace inits and paddings, split-K
+//! passes and reductions, fused attention's preprocessing), and PyTorch's own small kernels
+//! around the loss and the GradScaler beyond the four named in `update`.
 
 use crate::facts::networks::{RESNET50, RESNET50_STAGES};
 use crate::facts::sheet::{self, Gpu};
@@ -24,44 +26,61 @@ use super::workload::{autocast, Mode, Precision, Workload};
 pub fn kernels(w: &Workload, mode: Mode, p: Precision) -> Option<f64> {
     let cast = if autocast(p) { 1.0 } else { 0.0 };
     let train = mode == Mode::Train;
-    let (fwd, bwd, update) = match w {
-        Workload::Resnet50 => resnet50(train, cast),
-        Workload::BertBase | Workload::BertBaseMlm | Workload::BertLarge => {
+    let params = w.parameters()?;
+    let (forward, backward, update) = match w {
+        Workload::Resnet50 => {
+            let (f, b, tensors) = resnet50(train, cast);
+            // SGD with momentum: the weights, their gradients and the momenta, three lists.
+            (f, b, foreach(tensors, params, 3) + scaler(cast, tensors, params))
+        }
+        Workload::BertBase | Workload::BertLarge => {
+            // The encoder alone: no embeddings, head or update.
             let (layers, _, _) = w.bert()?;
             let (f, b) = bert_layer(train, cast);
-            let (fwd, bwd) = (layers * f, layers * b);
-            if *w != Workload::BertBaseMlm {
-                // The encoder alone: no embeddings, head or update.
-                (fwd, bwd, 0.0)
-            } else {
-                let (hf, hb) = bert_mlm_ends(train, cast);
-                (fwd + hf, bwd + hb, update_kernels(w, cast, 202.0))
-            }
+            (layers * f, layers * b, 0.0)
+        }
+        Workload::BertBaseMlm => {
+            let (layers, _, _) = w.bert()?;
+            let ((f, b), (ends_f, ends_b)) = (bert_layer(train, cast), bert_mlm_ends(train, cast));
+            // Each layer's 16 tensors (four dense layers' weights and biases, two layer norms'
+            // two each, the FFN's two pairs), the embeddings' three tables and layer norm, the
+            // head's transform, layer norm and bias.
+            let tensors = 16.0 * layers + 5.0 + 5.0;
+            // AdamW (fused): the weights, gradients and two moments, four lists, after adding 1
+            // to each tensor's step count; under the GradScaler it takes the count back where
+            // the gradients were not finite (two lists: the counts and the flag).
+            let adamw = foreach(tensors, tensors, 1) + foreach(tensors, params, 4) + cast * foreach(tensors, tensors, 2);
+            (layers * f + ends_f, layers * b + ends_b, adamw + scaler(cast, tensors, params))
         }
         Workload::Gemm(_) => return None,
     };
-    Some(if train { fwd + bwd + update } else { fwd })
+    Some(if train { forward + backward + update } else { forward })
 }
 
-/// ResNet-50 (forward, backward, update): per convolution its weight's cast under autocast, the
-/// convolution and its batch norm (in training also the norm's `num_batches_tracked += 1`); a
-/// ReLU after every convolution but the projections and the blocks' thirds, and after each
-/// residual add; the images' cast, the two pools, the fc with its weight's and bias's casts, the
-/// loss's log-softmax and NLL. Backward: each of those but the casts once more (the pools' and
-/// the fc's two and three: zero-fill and scatter, the input's and weight's gradients and the
-/// bias's sum; no input gradient for the stem), the residual adds' gradient sums, each weight's
-/// gradient cast back to fp32. The update: SGD's fused foreach kernels for 161 tensors.
+/// ResNet-50's kernels (forward, backward) and its parameter tensors. Forward: per
+/// convolution its weight's cast under autocast, the convolution and its batch norm (in training
+/// also the norm's `num_batches_tracked += 1`); a ReLU after every convolution but the
+/// projections and the blocks' thirds, and one after each residual add; the images' cast, the max
+/// pool and the average pool, the fc with its weight's and bias's casts, the loss (log-softmax,
+/// its output cast to fp32, NLL). Backward: the loss's (NLL, the cast back, log-softmax), the
+/// fc's input and weight gradients and its bias's sum, the average pool's, the max pool's
+/// zero-fill and scatter, each ReLU's, batch norm's and convolution's (the input's gradient
+/// and the filters', no input gradient for the stem), the residual adds' gradient sums, and
+/// each cast weight's gradient cast back to fp32.
 fn resnet50(train: bool, cast: f64) -> (f64, f64, f64) {
     let convs: f64 = RESNET50.iter().map(|c| c.count as f64).sum();
     let projections = RESNET50_STAGES.len() as f64;
     let blocks: f64 = RESNET50_STAGES.iter().map(|s| s.2 as f64).sum();
-    let relus = convs - projections;
-    let casts = cast * (1.0 + convs + 2.0);
-    let forward = casts + 2.0 * convs + relus + blocks + 2.0 + 1.0 + 2.0 + if train { convs } else { 0.0 };
-    let backward = 2.0 + 3.0 + 1.0 + 2.0 + relus + convs + (convs - 1.0) + convs + blocks + cast * (convs + 2.0);
+    let relus = (convs - projections - blocks) + blocks;
+    let weight_casts = cast * (convs + 2.0);
+    let counters = if train { convs } else { 0.0 };
+    let forward = cast + weight_casts + convs + convs + counters + relus + blocks + 2.0 + 1.0 + (2.0 + cast);
+    let fc = 3.0;
+    let pools = 1.0 + 2.0;
+    let conv_grads = (convs - 1.0) + convs;
+    let backward = (2.0 + cast) + fc + pools + relus + convs + conv_grads + blocks + weight_casts;
     // Each convolution's weight, its batch norm's two, the fc's two.
-    let tensors = convs + 2.0 * convs + 2.0;
-    (forward, backward, update_kernels(&Workload::Resnet50, cast, tensors))
+    (forward, backward, convs + 2.0 * convs + 2.0)
 }
 
 /// One BERT layer (forward, backward), as transformers' eager post-norm layer runs it: six GEMMs
@@ -70,37 +89,49 @@ fn resnet50(train: bool, cast: f64) -> (f64, f64, f64) {
 /// (query's, key's, value's, the FFN's first); in training two dropouts and attention's RNG
 /// offsets. Backward: each GEMM's two gradients and its bias's sum, attention's, the dropouts',
 /// each norm's input and parameter gradients, GELU's, four gradient sums where the stream feeds
-/// several layers, and each cast's gradient cast back.
+/// several layers (query, key and value's input also feeds the residual; so does the FFN's),
+/// each cast's gradient cast back, and under autocast the residual adds' gradients cast to fp16
+/// for their fp16 branches.
 fn bert_layer(train: bool, cast: f64) -> (f64, f64) {
-    let forward = cast * 16.0 + 6.0 + 1.0 + 2.0 + 2.0 + 1.0 + if train { 3.0 } else { 0.0 };
-    let backward = 12.0 + 6.0 + 1.0 + 2.0 + 4.0 + 1.0 + 4.0 + cast * 16.0;
+    let casts = cast * (12.0 + 4.0);
+    let forward = casts + 6.0 + 1.0 + 2.0 + 2.0 + 1.0 + if train { 2.0 + 1.0 } else { 0.0 };
+    let backward = 6.0 * 2.0 + 6.0 + 1.0 + 2.0 + 2.0 * 2.0 + 1.0 + 4.0 + casts + cast * 2.0;
     (forward, backward)
 }
 
 /// What the MLM step adds to the layers (forward, backward): the embeddings (three gathers, two
-/// adds, a layer norm, in training a dropout), the head's transform (GEMM, GELU, layer norm) and
-/// projection onto the vocabulary, each with its input's, weight's and bias's casts, the loss in
-/// fp32 (a cast, log-softmax, NLL). Backward: the loss's, the head's GEMMs' gradients and bias
-/// sums, its GELU's and norm's, the casts back, the tied weight's two gradients summed, and the
-/// embeddings': dropout, layer norm, and per table the dense backward (for the words and the
-/// positions a radix sort of the 64-bit ids, eight passes, and about ten kernels to sum each
-/// id's rows: 18; for the two token types one kernel).
+/// adds, a layer norm, in training a dropout), the head's transform (GEMM, GELU, layer norm, whose
+/// fp16 input autocast casts to fp32) and projection onto the vocabulary, each GEMM with its
+/// input's, weight's and bias's casts, and the loss (log-softmax, its output cast to fp32, NLL).
+/// Backward: the loss's (NLL, the cast back, log-softmax), the head's two GEMMs' gradients and
+/// bias sums, its GELU's and layer norm's (with its input's cast back), the GEMMs' casts back,
+/// the tied weight's two gradients summed, and the embeddings': dropout, layer norm, and per table
+/// the dense backward (for the words and the positions a radix sort of the 64-bit ids, eight
+/// passes, and a dozen kernels to sum each id's rows: 20 each; for the two token types one).
 fn bert_mlm_ends(train: bool, cast: f64) -> (f64, f64) {
     let embeddings = 3.0 + 2.0 + 1.0 + if train { 1.0 } else { 0.0 };
-    let head = 2.0 * cast * 3.0 + 2.0 + 1.0 + 1.0;
-    let loss = cast + 2.0;
-    let backward = (2.0 + cast) + (2.0 * 3.0 + 1.0 + 2.0 + cast * 6.0) + 1.0 + (1.0 + 2.0 + 2.0 * 18.0 + 1.0);
-    (embeddings + head + loss, backward)
+    let gemm_casts = cast * 2.0 * 3.0;
+    let head = 2.0 + gemm_casts + 1.0 + (1.0 + cast);
+    let loss = 2.0 + cast;
+    let head_grads = 2.0 * 3.0 + 1.0 + (2.0 + cast) + gemm_casts;
+    let embedding_grads = 1.0 + 2.0 + 2.0 * 20.0 + 1.0;
+    (embeddings + head + loss, (2.0 + cast) + head_grads + 1.0 + embedding_grads)
 }
 
-/// The update's kernels: the optimizer's fused foreach kernel and, under autocast, the
-/// GradScaler's unscaling (each launch of a foreach kernel takes up to 320 chunks of 65,536
-/// elements, a tensor at least one) and its four small kernels (the loss's scaling, the inverse
-/// scale, zeroing the inf flag, the scale's update).
-fn update_kernels(w: &Workload, cast: f64, tensors: f64) -> f64 {
-    let params = w.parameters().unwrap_or(0.0);
-    let foreach = ((params / 65536.0 + tensors) / 320.0).ceil();
-    foreach + cast * (foreach + 4.0)
+/// The launches of one fused foreach kernel over `tensors` of `elements` in all, on `lists`
+/// tensor lists: PyTorch's `multi_tensor_apply` launches once it holds 320 chunks of 65,536
+/// elements (each tensor at least one), or its cap of tensors for that many lists.
+fn foreach(tensors: f64, elements: f64, lists: usize) -> f64 {
+    const CAP: [f64; 5] = [110.0, 64.0, 48.0, 36.0, 30.0];
+    let by_chunks = ((elements / 65536.0 + tensors) / 320.0).ceil();
+    by_chunks.max((tensors / CAP[lists - 1]).ceil())
+}
+
+/// Under autocast, the GradScaler's kernels: its unscaling of every gradient (one list) and
+/// four small ones (the loss's scaling, the inverse scale, zeroing the inf flag, the scale's
+/// update).
+fn scaler(cast: f64, tensors: f64, params: f64) -> f64 {
+    cast * (foreach(tensors, params, 1) + 4.0)
 }
 
 /// A measured launch cost, microseconds a kernel: the gap's bounds.
@@ -110,20 +141,21 @@ pub struct Gap {
     pub high_us: f64,
 }
 
-/// The launch costs of the measured GPUs, from each view's newest transfers run.
-pub struct LaunchCosts(Vec<(&'static Gpu, Gap)>);
+/// The launch costs of the measured GPUs, each GPU's from its newest transfers run that
+/// measured them.
+pub struct LaunchCosts(Vec<(&'static Gpu, String, Gap)>);
 
 impl LaunchCosts {
     pub fn new(views: &[View]) -> LaunchCosts {
-        let mut all: Vec<(&'static Gpu, Gap)> = Vec::new();
+        let mut all: Vec<(&'static Gpu, String, Gap)> = Vec::new();
         for v in views {
-            let (Some(gpu), Some(l)) =
-                (sheet::for_device(&v.device.name, v.device.sms), v.transfers.as_ref().and_then(|t| t.launches.as_ref()))
-            else {
-                continue;
-            };
-            if !all.iter().any(|(g, _)| g.name == gpu.name) {
-                all.push((gpu, Gap { low_us: (l.queued_us - l.graph_us).max(0.0), high_us: l.queued_us }));
+            let (Some(gpu), Some(t)) = (sheet::for_device(&v.device.name, v.device.sms), v.transfers.as_ref()) else { continue };
+            let Some(l) = t.launches.as_ref() else { continue };
+            let gap = Gap { low_us: (l.queued_us - l.graph_us).max(0.0), high_us: l.queued_us };
+            match all.iter_mut().find(|(g, _, _)| g.name == gpu.name) {
+                Some(seen) if seen.1 < t.date => *seen = (gpu, t.date.clone(), gap),
+                Some(_) => {}
+                None => all.push((gpu, t.date.clone(), gap)),
             }
         }
         LaunchCosts(all)
@@ -132,11 +164,11 @@ impl LaunchCosts {
     /// The GPU's own gap, else the measured GPUs' median (a launch's cost is mostly the host's
     /// and the driver's); None where no GPU measured it.
     pub fn gap(&self, gpu: &Gpu) -> Option<Gap> {
-        if let Some((_, g)) = self.0.iter().find(|(g, _)| g.name == gpu.name) {
+        if let Some((_, _, g)) = self.0.iter().find(|(g, _, _)| g.name == gpu.name) {
             return Some(*g);
         }
         let median = |f: fn(&Gap) -> f64| {
-            let mut v: Vec<f64> = self.0.iter().map(|(_, g)| f(g)).collect();
+            let mut v: Vec<f64> = self.0.iter().map(|(_, _, g)| f(g)).collect();
             v.sort_by(f64::total_cmp);
             v.get(v.len() / 2).copied()
         };

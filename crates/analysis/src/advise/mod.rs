@@ -65,19 +65,21 @@ pub struct Row {
     pub gpu: &'static str,
     /// "measured here" or "predicted from N measured GPUs".
     pub basis: String,
-    /// The step at the sheet's bound, ms.
+    /// The step's GEMMs and passes at the sheet's bound, ms (no launch gaps or all-reduce).
     pub bound_ms: f64,
     /// Of the predicted step, the element-wise passes at memory speed, ms.
     pub stream_ms: f64,
-    /// Of the predicted step, the gaps between its kernels, ms, and the kernels counted (None
-    /// for a single GEMM, or where no GPU measured a launch's cost).
-    pub gaps_ms: f64,
+    /// The kernels a network's step launches (None for a single GEMM).
     pub kernels: Option<f64>,
+    /// Of the predicted step, the gaps between its kernels, ms (None for a single GEMM, or where
+    /// no GPU measured a launch's cost).
+    pub gaps_ms: Option<f64>,
     /// Of the predicted step, the gradients' all-reduce across `gpus`, ms, and the bus
     /// bandwidth it was priced at (measured by NCCL, or the sheet's link, said which).
     pub allreduce_ms: f64,
     pub link: Option<String>,
-    /// The predicted step, ms, and its range from the efficiency's spread.
+    /// The predicted step, ms, and its range: the GEMMs over their efficiency's spread, the
+    /// element-wise passes up to the slowest streaming rung's share, the gaps down to a graph's.
     pub step_ms: f64,
     pub step_ms_range: (f64, f64),
     /// Batches of `batch` a second, all GPUs together (a step runs one on each), and the same
@@ -91,8 +93,8 @@ pub struct Row {
     /// The launch price and board power of all the GPUs a step runs on.
     pub usd: Option<f64>,
     pub tdp_w: f64,
-    /// The share of the sheet's bound the prediction assumes; None where nothing was measured
-    /// (the row is the bound itself).
+    /// The share of the sheet's bound the prediction's GEMMs assume; None where nothing was
+    /// measured (they are priced at the bound itself).
     pub efficiency: Option<Efficiency>,
     /// Why it is left out of the ranking (budget, power, memory), if it is.
     pub excluded: Option<String>,
@@ -211,10 +213,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     // The gaps between the step's kernels: (predicted, low), ms.
     let kernels = launches::kernels(&req.workload, req.mode, req.precision);
     let launch_costs = launches::LaunchCosts::new(views);
-    let gaps = |gpu: &Gpu| match (kernels, launch_costs.gap(gpu)) {
-        (Some(k), Some(g)) => (k * g.high_us / 1e3, k * g.low_us / 1e3),
-        _ => (0.0, 0.0),
-    };
+    let gaps = |gpu: &Gpu| Some((kernels? * launch_costs.gap(gpu)?.high_us / 1e3, kernels? * launch_costs.gap(gpu)?.low_us / 1e3));
     // A network's convolutions, where the lab measured cuDNN on them, shape by shape.
     let conv_pricing = convs::ConvPricing::new(req, views);
     // The GEMMs' efficiency on `gpu` and what it stands on.
@@ -254,7 +253,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
             let stream_ms = (stream_bytes / copy_share(gpu) + norm_time) / (gpu.bandwidth_gbs * 1e9) * 1e3 + bn_s(gpu) * 1e3;
             let bound_ms = bound_s * 1e3 + (stream_bytes + norm_fwd_bytes + norm_bwd_bytes + bn_bytes) / (gpu.bandwidth_gbs * 1e9) * 1e3;
             let (allreduce_ms, link) = allreduce(gpu);
-            let (gaps_ms, gaps_low_ms) = gaps(gpu);
+            let gaps = gaps(gpu);
+            let (gaps_ms, gaps_low_ms) = gaps.unwrap_or((0.0, 0.0));
             // The element-wise passes at the slowest streaming rung's share, the range's top.
             let stream_slow_ms = stream_ms + stream_bytes / (gpu.bandwidth_gbs * 1e9) * 1e3 * (1.0 / copy(gpu).1 - 1.0 / copy_share(gpu));
             let step_ms = mid_s * 1e3 + stream_ms + allreduce_ms + gaps_ms;
@@ -278,8 +278,8 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 basis,
                 bound_ms,
                 stream_ms,
-                gaps_ms,
-                kernels: kernels.filter(|_| gaps_ms > 0.0),
+                kernels,
+                gaps_ms: gaps.map(|g| g.0),
                 allreduce_ms,
                 link,
                 step_ms,
