@@ -213,7 +213,10 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     // The gaps between the step's kernels: (predicted, low), ms.
     let kernels = launches::kernels(&req.workload, req.mode, req.precision);
     let launch_costs = launches::LaunchCosts::new(views);
-    let gaps = |gpu: &Gpu| Some((kernels? * launch_costs.gap(gpu)?.high_us / 1e3, kernels? * launch_costs.gap(gpu)?.low_us / 1e3));
+    let gaps = |gpu: &Gpu| {
+        let (k, gap) = (kernels?, launch_costs.gap(gpu)?);
+        Some((k * gap.high_us / 1e3, k * gap.low_us / 1e3))
+    };
     // A network's convolutions, where the lab measured cuDNN on them, shape by shape.
     let conv_pricing = convs::ConvPricing::new(req, views);
     // The GEMMs' efficiency on `gpu` and what it stands on.
