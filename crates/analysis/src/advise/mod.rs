@@ -5,20 +5,21 @@
 //! shape of the precision's family), the spread of those shares carried into a range. The
 //! step's element-wise passes are priced at the sheet's bandwidth times the share of it
 //! cudaMemcpy reached, its layer norms at the share the layernorm family's best rung reached
-//! (their backward passes at the layernorm_bwd family's).
+//! (their backward passes at the layernorm_bwd family's): `bandwidth` reads those shares.
 //! GPUs the lab measured use their own efficiencies; the others the measured GPUs' together,
 //! and say so. A network's convolutions, where the lab measured cuDNN on them, are priced shape
 //! by shape instead (`convs`). A network's step also pays a gap between each two of its kernels,
 //! its kernels counted and each gap priced at the launch cost the GPU measured (`launches`).
 
 pub mod against;
+mod bandwidth;
 mod convs;
 mod launches;
 mod memory;
 mod resnet;
 pub mod workload;
 
-use crate::facts::family::{plays, FamilyId, Role};
+use crate::facts::family::FamilyId;
 use serde::Serialize;
 
 use crate::store::View;
@@ -138,27 +139,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         }
     }
     let measured: Vec<(&'static Gpu, Efficiency)> = by_gpu.into_iter().filter_map(|(g, s)| Some((g, Efficiency::of(s)?))).collect();
-    // The share of the sheet's bandwidth cudaMemcpy reached, per measured GPU (the best of its
-    // copies: the largest arrays are the ones that reach it), and the share the slowest of the
-    // DRAM family's verified rungs reached at the largest array it measured (one element a
-    // thread, where the others move vectors or blocks): how much slower a streaming kernel runs
-    // as it is written, which the element-wise passes' range reaches up to.
-    let copies: Vec<(&'static Gpu, (f64, f64))> = views
-        .iter()
-        .filter_map(|v| {
-            let gpu = sheet::for_device(&v.device.name, v.device.sms)?;
-            let ok = |kind: Kind| {
-                v.entries.iter().filter(move |e| plays(&e.family, Role::DramCeiling) && e.kind == kind && e.status == Status::Ok)
-            };
-            let best = ok(Kind::Baseline).filter_map(|e| e.rate).fold(f64::NAN, f64::max);
-            let largest = ok(Kind::Variant).filter(|e| e.rate.is_some()).map(|e| e.dims.iter().product::<u64>()).max();
-            let slowest = ok(Kind::Variant)
-                .filter(|e| Some(e.dims.iter().product::<u64>()) == largest)
-                .filter_map(|e| e.rate)
-                .fold(best, f64::min);
-            (best > 0.0).then(|| (gpu, (best / gpu.bandwidth_gbs, slowest / gpu.bandwidth_gbs)))
-        })
-        .collect();
+    let copies = bandwidth::copy_shares(views);
     let copy = |gpu: &Gpu| copies.iter().find(|(g, _)| g.name == gpu.name).or(copies.first()).map_or((1.0, 1.0), |c| c.1);
     let copy_share = |gpu: &Gpu| copy(gpu).0;
     let stream_bytes = req.workload.stream_bytes(req.batch, req.precision, req.mode).unwrap_or(0.0);
@@ -167,7 +148,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     // Their backward passes at the layernorm_bwd family's, else at the forward's.
     let norms = req.workload.norms(req.batch, req.mode);
     let dims = norms.map(|n| n.dims);
-    let (forward, backward) = (best_shares(views, FamilyId::LayerNorm, dims), best_shares(views, FamilyId::LayerNormBwd, dims));
+    let (forward, backward) = (bandwidth::best_shares(views, FamilyId::LayerNorm, dims), bandwidth::best_shares(views, FamilyId::LayerNormBwd, dims));
     // A GPU's own share; `or_first`: else the first measured GPU's.
     let own = |shares: &[(&'static Gpu, f64)], gpu: &Gpu| shares.iter().find(|(g, _)| g.name == gpu.name).map(|s| s.1);
     let or_first = |shares: &[(&'static Gpu, f64)], gpu: &Gpu| own(shares, gpu).or(shares.first().map(|s| s.1));
@@ -379,24 +360,4 @@ pub fn why(req: &Request, rows: &[Row]) -> Vec<String> {
         );
     }
     out
-}
-
-/// Per measured GPU, the share of the sheet's bandwidth the best rung of family `id` reached on
-/// the matrix `dims` (else at any shape): verified variants only, never the baseline (a copy).
-fn best_shares(views: &[View], id: FamilyId, dims: Option<[u64; 2]>) -> Vec<(&'static Gpu, f64)> {
-    views
-        .iter()
-        .filter_map(|v| {
-            let gpu = sheet::for_device(&v.device.name, v.device.sms)?;
-            let ok: Vec<&Entry> = v
-                .entries
-                .iter()
-                .filter(|e| FamilyId::parse(&e.family) == Some(id) && e.kind != Kind::Baseline && e.status == Status::Ok)
-                .collect();
-            let own: Vec<&&Entry> = ok.iter().filter(|e| dims.is_some_and(|d| e.dims == d)).collect();
-            let pick = if own.is_empty() { ok.iter().collect() } else { own };
-            let best = pick.iter().filter_map(|e| e.rate).fold(f64::NAN, f64::max);
-            (best > 0.0).then(|| (gpu, best / gpu.bandwidth_gbs))
-        })
-        .collect()
 }
