@@ -725,6 +725,8 @@ fn a_steps_launch_gaps_are_its_kernels_times_the_measured_launch_cost() {
             assert!(a.gpu == b.gpu && a.kernels == b.kernels && a.gaps_ms.is_none(), "{a:?}");
             let gaps = b.gaps_ms.unwrap();
             assert!(close(gaps, k * 2.5e-3) && close(b.step_ms, a.step_ms + gaps), "{workload:?}: {b:?}");
+            // The step is its parts: GEMMs, passes, all-reduce and gaps.
+            assert!(close(b.gemm_ms + b.stream_ms + b.allreduce_ms + gaps, b.step_ms) && close(a.gemm_ms, b.gemm_ms), "{b:?}");
             // The range reaches down to the gaps a graph's launches leave, queued less graph.
             assert!(close(b.step_ms_range.0, a.step_ms_range.0 + k * 1.5e-3), "{b:?}");
             assert!(close(b.step_ms_range.1, a.step_ms_range.1 + k * 2.5e-3), "{b:?}");

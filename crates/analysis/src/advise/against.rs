@@ -152,15 +152,13 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
             let rows = advise(&req, views);
             let row = rows.iter().find(|r| r.gpu == gpu.name).ok_or_else(|| format!("{}: advise priced no such GPU", gpu.name))?;
             let (lo, hi) = row.step_ms_range;
-            let gaps_ms = row.gaps_ms.unwrap_or(0.0);
-            let gemm_ms = row.step_ms - row.stream_ms - row.allreduce_ms - gaps_ms;
             let profile = s.profile.as_ref().filter(|p| !p.top.is_empty());
             let measured = |cats: &[&str]| profile.map(|p| cats.iter().filter_map(|c| p.ms.get(*c)).sum::<f64>());
-            let mut parts: Vec<_> = PARTS.iter().zip([gemm_ms, row.stream_ms]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
+            let mut parts: Vec<_> = PARTS.iter().zip([row.gemm_ms, row.stream_ms]).map(|((part, cats), ms)| (*part, ms, measured(cats))).collect();
             // The timed step's gaps: its median less the time kernels ran in the profiled step
             // (the profiler slows the host, which widens the profiled step's own gaps).
             let gaps = profile.and_then(TorchProfile::busy).map(|busy| (s.time.median_ms - busy).max(0.0));
-            parts.push((GAPS, gaps_ms, gaps));
+            parts.push((GAPS, row.gaps_ms.unwrap_or(0.0), gaps));
             let host = &s.time.host_ms;
             Ok(Check {
                 gpu: gpu.name,

@@ -68,6 +68,8 @@ pub struct Row {
     pub basis: String,
     /// The step's GEMMs and passes at the sheet's bound, ms (no launch gaps or all-reduce).
     pub bound_ms: f64,
+    /// Of the predicted step, the GEMMs (a network's convolutions among them), ms.
+    pub gemm_ms: f64,
     /// Of the predicted step, the element-wise passes at memory speed, ms.
     pub stream_ms: f64,
     /// The kernels a network's step launches (None for a single GEMM).
@@ -261,6 +263,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 gpu: gpu.name,
                 basis,
                 bound_ms,
+                gemm_ms: mid_s * 1e3,
                 stream_ms,
                 kernels,
                 gaps_ms: gaps.map(|g| g.0),
