@@ -167,11 +167,7 @@ impl LaunchCosts {
         if let Some((_, _, g)) = self.0.iter().find(|(g, _, _)| g.name == gpu.name) {
             return Some(*g);
         }
-        let median = |f: fn(&Gap) -> f64| {
-            let mut v: Vec<f64> = self.0.iter().map(|(_, _, g)| f(g)).collect();
-            v.sort_by(f64::total_cmp);
-            v.get(v.len() / 2).copied()
-        };
-        Some(Gap { low_us: median(|g| g.low_us)?, high_us: median(|g| g.high_us)? })
+        let all = |f: fn(&Gap) -> f64| super::median(self.0.iter().map(|(_, _, g)| f(g)).collect());
+        Some(Gap { low_us: all(|g| g.low_us)?, high_us: all(|g| g.high_us)? })
     }
 }

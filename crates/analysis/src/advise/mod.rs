@@ -295,6 +295,12 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
     rows
 }
 
+/// The middle of `v` (the upper of the two middles of an even count); None where it is empty.
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
 /// A predicted time's range as the tables print it, at `decimals`: "lo-hi", or "-" where the two
 /// bounds print as one number (one measured efficiency sets both, as for one GEMM).
 pub fn range_text(range: (f64, f64), decimals: usize) -> String {

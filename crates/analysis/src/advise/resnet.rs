@@ -28,6 +28,7 @@ use crate::measure::families::Shape;
 use crate::schema::entry::{Kind, Status};
 use crate::store::View;
 
+use super::median;
 use super::workload::Mode;
 
 /// Per image, elements: every convolution's output; the projections' outputs; the blocks'
@@ -131,11 +132,6 @@ impl BnShares {
         };
         Some(items.iter().map(|(s, bytes)| bytes / (share(&s.0) * gpu.bandwidth_gbs * 1e9)).sum())
     }
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    v.sort_by(f64::total_cmp);
-    v.get(v.len() / 2).copied()
 }
 
 /// A GPU's median share for the batch norms of exactly `dims` (shape and pass).
