@@ -138,7 +138,7 @@ impl ConvOp {
                 Err(e) if e.0 == CUresult::CUDA_ERROR_OUT_OF_MEMORY => continue,
                 Err(e) => return Err(e.into()),
             };
-            let ms = match op.time(gpu, a, b, out) {
+            let ms = match op.time(gpu, a, b, out, best.0) {
                 Ok(ms) => ms,
                 Err(LabError::Cudnn(_)) => continue,
                 Err(e) => return Err(e),
@@ -227,24 +227,33 @@ impl ConvOp {
 
     /// The current algorithm's time, ms: after 2 launches to warm up, the median of 3 rounds of
     /// 5 launches, each round's mean on the GPU's clock. The host's clock would count the
-    /// launches' cost, which differs between the two APIs; here every launch is queued behind
-    /// one still running (an untimed one ahead of the first round), so the events see only the
-    /// GPU's time wherever a convolution runs longer than the host takes to queue the next.
-    fn time(&mut self, gpu: &Gpu, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>) -> Result<f64> {
+    /// launches' cost, which differs between the two APIs; here every round is queued behind a
+    /// launch still running (an untimed one ahead of it), so the events see only the GPU's time
+    /// wherever a convolution runs longer than the host takes to queue the next. A candidate
+    /// whose first round takes over twice `best`, the fastest median so far, cannot win: it
+    /// stops there with that round's mean, which spares most of a slow candidate's launches.
+    fn time(&mut self, gpu: &Gpu, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>, best: f64) -> Result<f64> {
         for _ in 0..2 {
             self.launch(a, b, out)?;
         }
         gpu.sync()?;
-        self.launch(a, b, out)?;
-        let mut events = vec![record(&self.stream)?];
-        for _ in 0..3 {
-            for _ in 0..5 {
-                self.launch(a, b, out)?;
+        let mut round = |op: &mut ConvOp, rounds: usize| -> Result<Vec<f64>> {
+            op.launch(a, b, out)?;
+            let mut events = vec![record(&op.stream)?];
+            for _ in 0..rounds {
+                for _ in 0..5 {
+                    op.launch(a, b, out)?;
+                }
+                events.push(record(&op.stream)?);
             }
-            events.push(record(&self.stream)?);
+            gpu.sync()?;
+            events.windows(2).map(|e| Ok(e[0].elapsed_ms(&e[1])? as f64 / 5.0)).collect()
+        };
+        let first = round(self, 1)?[0];
+        if first > 2.0 * best {
+            return Ok(first);
         }
-        gpu.sync()?;
-        let mut ms = events.windows(2).map(|e| Ok(e[0].elapsed_ms(&e[1])? as f64 / 5.0)).collect::<Result<Vec<f64>>>()?;
+        let mut ms = [vec![first], round(self, 2)?].concat();
         ms.sort_by(f64::total_cmp);
         Ok(ms[1])
     }
