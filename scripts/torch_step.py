@@ -16,7 +16,8 @@ wherever the GPU runs them faster than eager PyTorch issues them. Where a step r
 that wait too. Then one more step runs under torch.profiler and its
 GPU time is split by category (convolutions, GEMMs, attention, normalisation, element-wise,
 optimizer) from the kernels' names; busy_ms is the time some kernel ran; the GPU's memsets and
-copies, which are no kernels and fall in the gaps, are counted apart ("other"). The profiler slows the
+copies, which are no kernels and fall in the gaps, are counted apart ("other"), and the idle
+stretches between the GPU's activities are counted by their length ("gaps"). The profiler slows the
 host, so the timed step's launch gaps are its median less busy_ms, not the profiled step's idle
 time. Peak memory is torch.cuda.max_memory_allocated over the timed steps. Prints one JSON line.
 """
@@ -138,13 +139,14 @@ def breakdown(step):
     total = start.elapsed_time(end)
     per = {cat: 0.0 for cat, _ in CATEGORIES}
     per["element-wise"] = 0.0
-    kernels = []
+    kernels, activity = [], []
     by_name, calls = {}, {}
     # The GPU's memsets and copies are no kernels: they count as gaps, and are listed apart.
     other = {"memset": {"calls": 0, "ms": 0.0}, "memcpy": {"calls": 0, "ms": 0.0}}
     for e in prof.events():
         if e.device_type.name != "CUDA":
             continue
+        activity.append((e.time_range.start, e.time_range.end, e.name))
         op = next((k for k in other if k in e.name.lower()), None)
         if op:
             other[op]["calls"] += 1
@@ -166,10 +168,29 @@ def breakdown(step):
             busy += t - reach
             reach = t
     per["launch gaps"] = max(0.0, total - busy / 1e3)
+    # Where the idle time lies: each stretch between two of the GPU's activities (kernels, memsets,
+    # copies) by its length. A launch-bound gap is a few microseconds; longer ones are the GPU
+    # waiting for a host that fell behind or for the host's code between phases. `outside_ms` is
+    # the step's time before its first activity and after its last.
+    idle, reach, before, longest = [], None, None, []
+    for s, t, name in sorted(activity):
+        if reach is not None and s > reach:
+            idle.append(s - reach)
+            longest.append({"us": round(s - reach, 1), "after": before[:120], "before": name[:120]})
+        if reach is None or t > reach:
+            reach, before = t, name
+    span = (reach - min(a[0] for a in activity)) / 1e3 if activity else 0.0
+    edges = (3, 10, 50, 200, float("inf"))
+    gaps = {"up_to_us": [e if e != float("inf") else None for e in edges],
+            "calls": [sum(1 for g in idle if lo < g <= hi) for lo, hi in zip((0,) + edges, edges)],
+            "ms": [round(sum(g for g in idle if lo < g <= hi) / 1e3, 4) for lo, hi in zip((0,) + edges, edges)],
+            "outside_ms": round(max(0.0, total - span), 4),
+            # The ten longest, with the activities on either side: where the step waits.
+            "longest": sorted(longest, key=lambda g: -g["us"])[:10]}
     # Every kernel, longest first, with the category it was put in (so the sorting can be read)
     # and its launches: what a model of the step's passes is checked against.
     top = sorted(by_name.items(), key=lambda kv: -kv[1])
-    return {"step_ms": total, "busy_ms": busy / 1e3, "kernels": len(kernels), "ms": per, "other": other,
+    return {"step_ms": total, "busy_ms": busy / 1e3, "kernels": len(kernels), "ms": per, "other": other, "gaps": gaps,
             "top": [{"kernel": k[:240], "category": category(k), "calls": calls[k], "ms": round(v, 3)} for k, v in top]}
 
 
