@@ -19,7 +19,7 @@ optimizer) from the kernels' names; busy_ms is the time some kernel ran; the GPU
 copies, which are no kernels and fall in the gaps, are counted apart ("other"), and the idle
 stretches between the GPU's activities are counted by their length ("gaps"). The profiler slows the
 host, so the timed step's launch gaps are its median less busy_ms, not the profiled step's idle
-time. Peak memory is torch.cuda.max_memory_allocated over the timed steps. Prints one JSON line.
+time. dispatch_us is the host's time to issue one small op, measured apart from the steps. Peak memory is torch.cuda.max_memory_allocated over the timed steps. Prints one JSON line.
 """
 import argparse
 import json
@@ -123,6 +123,25 @@ def timed(step, phases, warmup, steps):
         # it says which of the two a phase waited for (advise does not read it).
         "gpu_ms": {p: statistics.median(g[i] for g in gpu) for i, p in enumerate(phases)},
     }
+
+
+def dispatch_us(rounds=5, ops=500):
+    """What eager PyTorch's host takes to issue one small element-wise op (an out-of-place add of
+    two 1024-element tensors), us: the median over `rounds` of `ops` adds queued behind a GPU kept
+    busy, so the host never waits. A property of the host and PyTorch, not of the GPU: the rate at
+    which a step's short kernels can reach the GPU."""
+    a = torch.ones(1024, device="cuda")
+    b = torch.ones(1024, device="cuda")
+    per = []
+    for _ in range(rounds):
+        torch.cuda.synchronize()
+        torch.cuda._sleep(50_000_000)
+        t = time.perf_counter()
+        for _ in range(ops):
+            a + b
+        per.append((time.perf_counter() - t) * 1e6 / ops)
+    torch.cuda.synchronize()
+    return statistics.median(per)
 
 
 def breakdown(step):
@@ -251,6 +270,7 @@ def main():
         "sms": torch.cuda.get_device_properties(0).multi_processor_count,
         "torch": torch.__version__,
         "time": timing,
+        "dispatch_us": dispatch_us(),
         "profile": breakdown(step),
     }))
 
