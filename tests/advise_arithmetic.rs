@@ -710,7 +710,7 @@ fn launches(queued_us: f64, graph_us: f64) -> Transfers {
 }
 
 #[test]
-fn a_steps_launch_gaps_are_its_kernels_times_the_measured_launch_cost() {
+fn a_steps_launch_gaps_are_its_launches_times_the_measured_launch_cost() {
     let copies = || vec![entry("memory", Kind::Baseline, Status::Ok, &[1 << 30], Some(2500.0))];
     let mut measured = view(H100, copies(), None);
     measured.transfers = Some(launches(2.5, 1.0));
@@ -720,9 +720,9 @@ fn a_steps_launch_gaps_are_its_kernels_times_the_measured_launch_cost() {
         let with = advise::advise(&req, &[measured.clone()]);
         for (a, b) in without.iter().zip(&with) {
             // Unmeasured GPUs take the measured one's cost: a launch's is mostly the host's.
-            let k = b.kernels.unwrap_or_else(|| panic!("{workload:?} {mode:?}: no kernels counted"));
-            // Without a launch cost the kernels are still counted, their gaps not priced.
-            assert!(a.gpu == b.gpu && a.kernels == b.kernels && a.gaps_ms.is_none(), "{a:?}");
+            let k = b.launches.unwrap_or_else(|| panic!("{workload:?} {mode:?}: no launches counted")).total();
+            // Without a launch cost the launches are still counted, their gaps not priced.
+            assert!(a.gpu == b.gpu && a.launches == b.launches && a.gaps_ms.is_none(), "{a:?}");
             let gaps = b.gaps_ms.unwrap();
             assert!(close(gaps, k * 2.5e-3) && close(b.step_ms, a.step_ms + gaps), "{workload:?}: {b:?}");
             // The step is its parts: GEMMs, passes, all-reduce and gaps.
@@ -736,7 +736,7 @@ fn a_steps_launch_gaps_are_its_kernels_times_the_measured_launch_cost() {
     // the encoder alone, and autocast's casts are kernels an fp32 step does not launch.
     let count = |workload: Workload, mode: Mode, p: Precision| {
         let req = Request { mode, ..request(workload, p, 1) };
-        row(&advise::advise(&req, &[measured.clone()]), "H100 SXM").kernels.unwrap()
+        row(&advise::advise(&req, &[measured.clone()]), "H100 SXM").launches.unwrap().kernels
     };
     for w in [Workload::Resnet50, Workload::BertBaseMlm] {
         assert!(count(w.clone(), Mode::Train, Precision::Fp16) > 2.0 * count(w.clone(), Mode::Infer, Precision::Fp16), "{w:?}");
@@ -745,7 +745,7 @@ fn a_steps_launch_gaps_are_its_kernels_times_the_measured_launch_cost() {
     assert!(count(Workload::BertBaseMlm, Mode::Train, Precision::Fp16) > count(Workload::BertBase, Mode::Train, Precision::Fp16));
     // One GEMM is one call: no gaps between kernels to price.
     let gemm = advise::advise(&request(Workload::Gemm(Shape(N.to_vec())), Precision::Fp16, 1), &[measured]);
-    assert!(gemm.iter().all(|r| r.kernels.is_none() && r.gaps_ms.is_none()));
+    assert!(gemm.iter().all(|r| r.launches.is_none() && r.gaps_ms.is_none()));
 }
 
 #[test]

@@ -126,9 +126,9 @@ pub fn advise(a: &AdviseArgs) -> Result<u8> {
                 format!("{:.2}", r.step_ms),
                 advise::range_text(r.step_ms_range, 2),
                 format!("{:.2}", r.stream_ms),
-                match (r.gaps_ms, r.kernels) {
-                    (Some(g), Some(k)) => format!("{g:.2} ({k:.0} kernels)"),
-                    (None, Some(k)) => format!("- ({k:.0} kernels)"),
+                match (r.gaps_ms, r.launches) {
+                    (Some(g), Some(n)) => format!("{g:.2} ({:.0} launches)", n.total()),
+                    (None, Some(n)) => format!("- ({:.0} launches)", n.total()),
                     _ => "-".into(),
                 },
                 r.link.as_ref().map_or("-".into(), |l| format!("{:.2} ({l})", r.allreduce_ms)),
@@ -183,7 +183,7 @@ fn against(a: &AdviseArgs) -> Result<u8> {
         "inside",
         "memory GB (PyTorch)",
         "host ms",
-        "kernels: model / PyTorch (gap each)",
+        "launches: model / PyTorch (gap each)",
         "basis",
     ];
     let mut t = table(&header, a.format);
@@ -203,14 +203,14 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             opt(c.host_ms, |h| format!("{h:.2}")),
             format!(
                 "{} / {}",
-                opt(c.predicted_kernels, |k| format!("{k:.0}")),
-                opt(c.kernels, |k| format!("{k} ({})", opt(c.gap_us(), |g| format!("{g:.2} us"))))
+                opt(c.predicted_launches, |n| format!("{:.0} + {:.0}", n.kernels, n.memsets)),
+                opt(c.kernels, |k| format!("{k} + {} ({})", opt(c.memsets, |m| m.to_string()), opt(c.gap_us(), |g| format!("{g:.2} us"))))
             ),
             c.basis.clone(),
         ]);
     }
     let title = format!(
-        "PyTorch's steps (fp16 autocast) beside advise's predictions from {}; host ms: the CPU's time to issue the step's kernels, below which it cannot run; kernels: those the model counts and those the profiled step launched, with the timed step's launch gaps a kernel",
+        "PyTorch's steps (fp16 autocast) beside advise's predictions from {}; host ms: the CPU's time to issue the step's kernels, below which it cannot run; launches: kernels + the libraries' memsets, those the model counts and those the profiled step launched (older profiles count no memsets), with the timed step's launch gaps a launch",
         a.results_dir.display()
     );
     // The same steps by part: the model's against PyTorch's (the kernels' categories from one
@@ -222,7 +222,7 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             parts.add_row([cells.to_vec(), vec![format!("{ms:.2}"), opt(*measured, |m| format!("{m:.2}"))]].concat());
         }
     }
-    let parts_title = "The same steps by part: the model's GEMMs (ResNet-50's convolutions and attention among them) and memory-bound passes (element-wise, normalisation, the optimizer), against torch.profiler's categories in one profiled step, and the launch gaps, the kernels counted times the measured launch cost, against the timed step's median less the time kernels ran in the profiled one";
+    let parts_title = "The same steps by part: the model's GEMMs (ResNet-50's convolutions and attention among them) and memory-bound passes (element-wise, normalisation, the optimizer), against torch.profiler's categories in one profiled step, and the launch gaps, the launches counted times the measured launch cost, against the timed step's median less the time kernels ran in the profiled one";
     for (title, t) in [(title.as_str(), &t), (parts_title, &parts)] {
         if a.format == Format::Csv {
             say(a.format, title)?;

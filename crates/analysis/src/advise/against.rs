@@ -9,7 +9,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::{advise, Mode, Precision, Request, Workload};
+use super::{advise, Launches, Mode, Precision, Request, Workload};
 use crate::store::View;
 use crate::error::{LabError, Result};
 use crate::facts::sheet;
@@ -43,6 +43,9 @@ pub struct TorchProfile {
     /// The kernels the profiled step launched.
     #[serde(default)]
     pub kernels: Option<u64>,
+    /// The profiled step's memsets and copies, which are no kernels (newer files count them).
+    #[serde(default)]
+    pub other: Option<Other>,
     /// The longest kernels with the category each was put in. A profile without them is not
     /// compared: its sorting cannot be checked.
     #[serde(default)]
@@ -64,6 +67,16 @@ impl TorchProfile {
     fn busy(&self) -> Option<f64> {
         self.busy_ms.or_else(|| Some(self.step_ms? - self.ms.get("launch gaps")?))
     }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Other {
+    pub memset: Calls,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Calls {
+    pub calls: u64,
 }
 
 /// A PyTorch step beside the prediction for it.
@@ -88,28 +101,32 @@ pub struct Check {
     pub basis: String,
     /// The step by what the model prices apart, ms: (part, predicted, torch.profiler's).
     pub parts: Vec<(&'static str, f64, Option<f64>)>,
-    /// The kernels PyTorch's profiled step launched, where the file counts them.
+    /// The kernels and memsets PyTorch's profiled step launched, where the file counts them
+    /// (older files count no memsets).
     pub kernels: Option<u64>,
-    /// The kernels the model counts for the step.
-    pub predicted_kernels: Option<f64>,
+    pub memsets: Option<u64>,
+    /// What the model counts for the step.
+    pub predicted_launches: Option<Launches>,
 }
 
 impl Check {
-    /// The timed step's launch gaps a kernel the profiled step launched, microseconds: to set
-    /// beside the launch cost the model prices each gap at.
+    /// The timed step's launch gaps a launch of the profiled step's (a kernel or, where the file
+    /// counts them, a memset), microseconds: to set beside the launch cost the model prices each
+    /// gap at.
     pub fn gap_us(&self) -> Option<f64> {
         let gaps = self.parts.iter().find(|p| p.0 == GAPS)?.2?;
-        Some(gaps * 1e3 / self.kernels.filter(|k| *k > 0)? as f64)
+        let launches = self.kernels? + self.memsets.unwrap_or(0);
+        Some(gaps * 1e3 / (launches > 0).then_some(launches)? as f64)
     }
 }
 
-/// The gaps between kernels: the timed step's median less the time kernels ran.
+/// The gaps between launches: the timed step's median less the time kernels ran.
 const GAPS: &str = "launch gaps";
 
 /// torch.profiler's categories each part of the model stands for: the GEMMs (ResNet-50's
 /// convolutions among them, shape by shape or as implicit GEMMs; attention as its GEMMs) and the
 /// passes priced at memory speed (element-wise, normalisation, the optimizer's update). The third
-/// part, the gaps between kernels, is no category of the profiler's.
+/// part, the gaps between launches, is no category of the profiler's.
 const PARTS: [(&str, &[&str]); 2] = [
     ("GEMMs", &["gemm", "attention", "convolution"]),
     ("memory-bound passes", &["element-wise", "normalisation", "optimizer"]),
@@ -177,7 +194,8 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
                 basis: row.basis.clone(),
                 parts,
                 kernels: profile.and_then(|p| p.kernels),
-                predicted_kernels: row.kernels,
+                memsets: profile.and_then(|p| Some(p.other.as_ref()?.memset.calls)),
+                predicted_launches: row.launches,
             })
         })
         .collect()

@@ -1,4 +1,4 @@
-//! A step's launch gaps: the kernels eager PyTorch launches for it, counted from the network as
+//! A step's launch gaps: what eager PyTorch launches for it, counted from the network as
 //! `scripts/torch_step.py` runs it, times what a launch costs the GPU once the host runs ahead
 //! of it (`kernel-lab transfers`' `launches`, measured per GPU).
 //!
@@ -11,10 +11,16 @@
 //! takes the GPU less time than eager PyTorch needs to issue them) has longer gaps than either.
 //! The kernels' own time is priced elsewhere, as GEMMs and passes.
 //!
-//! The count is of PyTorch's operators, each one kernel or a known few. Not counted: the helpers
-//! a vendor library adds for the engine it picks (cuDNN's workspace inits and paddings, split-K
-//! passes and reductions, fused attention's preprocessing), and PyTorch's own small kernels
-//! around the loss and the GradScaler beyond the four named in `update`.
+//! The count is of PyTorch's operators, each one kernel or a known few, and of the memsets the
+//! vendor libraries put on the stream: on the Hopper GPUs profiled, cuBLASLt and cuDNN zero a
+//! workspace before nearly every GEMM, convolution and fused attention they run, one memset a
+//! call (a memset is no kernel, but it is queued and leaves its gap as a kernel does; older
+//! architectures' engines may need fewer). Not counted: the helpers a vendor library adds for the
+//! engine it picks (cuDNN's workspace inits and paddings, split-K passes and reductions, fused
+//! attention's preprocessing) and their further memsets, and PyTorch's own small kernels around
+//! the loss and the GradScaler beyond the four named in `update`.
+
+use serde::Serialize;
 
 use crate::facts::networks::{RESNET50, RESNET50_STAGES};
 use crate::facts::sheet::{self, Gpu};
@@ -22,8 +28,49 @@ use crate::store::View;
 
 use super::workload::{autocast, Mode, Precision, Workload};
 
+/// What a network's step puts on the GPU's stream: its kernels and the vendor libraries'
+/// memsets, each a launch with its gap.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Launches {
+    pub kernels: f64,
+    pub memsets: f64,
+}
+
+impl Launches {
+    pub fn total(&self) -> f64 {
+        self.kernels + self.memsets
+    }
+}
+
+/// The launches of a network's step (None for one GEMM).
+pub fn count(w: &Workload, mode: Mode, p: Precision) -> Option<Launches> {
+    Some(Launches { kernels: kernels(w, mode, p)?, memsets: library_calls(w, mode)? })
+}
+
+/// The step's calls into cuBLASLt and cuDNN, a memset each. ResNet-50: each convolution and the
+/// fc, in training also each one's two gradients (no input gradient for the stem). BERT: per
+/// layer six GEMMs and fused attention, in training each GEMM's two gradients and attention's
+/// backward; the MLM head's two GEMMs and, in training, their four gradients.
+fn library_calls(w: &Workload, mode: Mode) -> Option<f64> {
+    let train = mode == Mode::Train;
+    Some(match w {
+        Workload::Resnet50 => {
+            let convs: f64 = RESNET50.iter().map(|c| c.count as f64).sum();
+            let forward = convs + 1.0;
+            forward + if train { (convs - 1.0) + convs + 2.0 } else { 0.0 }
+        }
+        Workload::BertBase | Workload::BertLarge | Workload::BertBaseMlm => {
+            let (layers, _, _) = w.bert()?;
+            let head = if *w == Workload::BertBaseMlm { 2.0 } else { 0.0 };
+            let forward = layers * 7.0 + head;
+            forward + if train { layers * 13.0 + 2.0 * head } else { 0.0 }
+        }
+        Workload::Gemm(_) => return None,
+    })
+}
+
 /// Kernels a step launches, where the workload is a network's step (None for one GEMM).
-pub fn kernels(w: &Workload, mode: Mode, p: Precision) -> Option<f64> {
+fn kernels(w: &Workload, mode: Mode, p: Precision) -> Option<f64> {
     let cast = if autocast(p) { 1.0 } else { 0.0 };
     let train = mode == Mode::Train;
     let params = w.parameters()?;

@@ -8,8 +8,9 @@
 //! (their backward passes at the layernorm_bwd family's): `bandwidth` reads those shares.
 //! GPUs the lab measured use their own efficiencies; the others the measured GPUs' together,
 //! and say so. A network's convolutions, where the lab measured cuDNN on them, are priced shape
-//! by shape instead (`convs`). A network's step also pays a gap between each two of its kernels,
-//! its kernels counted and each gap priced at the launch cost the GPU measured (`launches`).
+//! by shape instead (`convs`). A network's step also pays a gap after each launch, its kernels
+//! and the libraries' memsets counted and each gap priced at the launch cost the GPU measured
+//! (`launches`).
 
 pub mod against;
 mod bandwidth;
@@ -27,6 +28,7 @@ use crate::facts::sheet::{self, Gpu};
 use crate::schema::entry::{Entry, Kind, Status};
 use crate::schema::multi::Collective;
 use crate::schema::transfers::Pcie;
+pub use launches::Launches;
 pub use workload::{Mode, Precision, Workload};
 
 /// What the user asks.
@@ -72,9 +74,10 @@ pub struct Row {
     pub gemm_ms: f64,
     /// Of the predicted step, the element-wise passes at memory speed, ms.
     pub stream_ms: f64,
-    /// The kernels a network's step launches (None for a single GEMM).
-    pub kernels: Option<f64>,
-    /// Of the predicted step, the gaps between its kernels, ms (None for a single GEMM, or where
+    /// What a network's step launches, its kernels and the libraries' memsets (None for a
+    /// single GEMM).
+    pub launches: Option<Launches>,
+    /// Of the predicted step, the gaps between its launches, ms (None for a single GEMM, or where
     /// no GPU measured a launch's cost).
     pub gaps_ms: Option<f64>,
     /// Of the predicted step, the gradients' all-reduce across `gpus`, ms, and the bus
@@ -193,11 +196,11 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
         (2.0 * (n - 1.0) / n * params * req.precision.out_bytes() / (busbw * 1e9) * 1e3, Some(how))
     };
     let pooled = Efficiency::of(measured.iter().flat_map(|(_, e)| [e.low, e.median, e.high]).collect());
-    // The gaps between the step's kernels: (predicted, low), ms.
-    let kernels = launches::kernels(&req.workload, req.mode, req.precision);
+    // The gaps between the step's launches: (predicted, low), ms.
+    let count = launches::count(&req.workload, req.mode, req.precision);
     let launch_costs = launches::LaunchCosts::new(views);
     let gaps = |gpu: &Gpu| {
-        let (k, gap) = (kernels?, launch_costs.gap(gpu)?);
+        let (k, gap) = (count?.total(), launch_costs.gap(gpu)?);
         Some((k * gap.high_us / 1e3, k * gap.low_us / 1e3))
     };
     // A network's convolutions, where the lab measured cuDNN on them, shape by shape.
@@ -265,7 +268,7 @@ pub fn advise(req: &Request, views: &[View]) -> Vec<Row> {
                 bound_ms,
                 gemm_ms: mid_s * 1e3,
                 stream_ms,
-                kernels,
+                launches: count,
                 gaps_ms: gaps.map(|g| g.0),
                 allreduce_ms,
                 link,
