@@ -135,7 +135,7 @@ def dispatch_us(rounds=5, ops=500):
     per = []
     for _ in range(rounds):
         torch.cuda.synchronize()
-        torch.cuda._sleep(50_000_000)
+        torch.cuda._sleep(50_000_000)  # clock cycles: some 25 ms, longer than the adds take to queue
         t = time.perf_counter()
         for _ in range(ops):
             a + b
@@ -195,6 +195,7 @@ def breakdown(step):
     for s, t, name in sorted(activity):
         if reach is not None and s > reach:
             idle.append(s - reach)
+            # The gap comes after one activity and before the next.
             longest.append({"us": round(s - reach, 1), "after": before[:120], "before": name[:120]})
         if reach is None or t > reach:
             reach, before = t, name

@@ -317,4 +317,6 @@ fn the_launch_counts_are_pinned() {
     assert_eq!(count(Workload::Resnet50, Mode::Infer, Precision::Fp32), (233.0 - 57.0, 54.0));
     assert_eq!(count(Workload::BertBase, Mode::Infer, Precision::Fp32), (12.0 * 12.0, 12.0 * 7.0));
     assert_eq!(count(Workload::BertBase, Mode::Train, Precision::Fp32).1, 12.0 * 20.0);
+    assert_eq!(count(Workload::BertLarge, Mode::Infer, fp16).1, 24.0 * 7.0);
+    assert_eq!(count(Workload::BertLarge, Mode::Train, fp16).1, 24.0 * 20.0);
 }

@@ -230,8 +230,10 @@ impl ConvOp {
     /// launches' cost, which differs between the two APIs; here every round is queued behind a
     /// launch still running (an untimed one ahead of it), so the events see only the GPU's time
     /// wherever a convolution runs longer than the host takes to queue the next. A candidate
-    /// whose first round takes over twice `best`, the fastest median so far, cannot win: it
-    /// stops there with that round's mean, which spares most of a slow candidate's launches.
+    /// whose first round takes over twice `best`, the fastest median so far, cannot win (warmed
+    /// up and queued, a convolution's rounds agree within a few percent, so a round twice the
+    /// best is the candidate's pace, not an outlier): it stops there with that round's mean,
+    /// which spares most of a slow candidate's launches.
     fn time(&mut self, gpu: &Gpu, a: &CudaSlice<f16>, b: &CudaSlice<f16>, out: &mut CudaSlice<f16>, best: f64) -> Result<f64> {
         for _ in 0..2 {
             self.launch(a, b, out)?;

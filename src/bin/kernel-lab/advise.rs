@@ -204,7 +204,11 @@ fn against(a: &AdviseArgs) -> Result<u8> {
             format!(
                 "{} / {}",
                 opt(c.predicted_launches, |n| format!("{:.0} + {:.0}", n.kernels, n.memsets)),
-                opt(c.kernels, |k| format!("{k} + {} ({})", opt(c.memsets, |m| m.to_string()), opt(c.gap_us(), |g| format!("{g:.2} us"))))
+                // Without the memsets counted the gap is a kernel's, and says so.
+                opt(c.kernels, |k| {
+                    let each = if c.memsets.is_some() { "a launch" } else { "a kernel" };
+                    format!("{k} + {} ({})", opt(c.memsets, |m| m.to_string()), opt(c.gap_us(), |g| format!("{g:.2} us {each}")))
+                })
             ),
             c.basis.clone(),
         ]);

@@ -71,7 +71,8 @@ impl TorchProfile {
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct Other {
-    pub memset: Calls,
+    #[serde(default)]
+    pub memset: Option<Calls>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -101,9 +102,9 @@ pub struct Check {
     pub basis: String,
     /// The step by what the model prices apart, ms: (part, predicted, torch.profiler's).
     pub parts: Vec<(&'static str, f64, Option<f64>)>,
-    /// The kernels and memsets PyTorch's profiled step launched, where the file counts them
-    /// (older files count no memsets).
+    /// The kernels PyTorch's profiled step launched, where the file counts them.
     pub kernels: Option<u64>,
+    /// The memsets it queued, where the file counts them (older files do not).
     pub memsets: Option<u64>,
     /// What the model counts for the step.
     pub predicted_launches: Option<Launches>,
@@ -194,7 +195,7 @@ pub fn check(steps: &[TorchStep], views: &[View]) -> std::result::Result<Vec<Che
                 basis: row.basis.clone(),
                 parts,
                 kernels: profile.and_then(|p| p.kernels),
-                memsets: profile.and_then(|p| Some(p.other.as_ref()?.memset.calls)),
+                memsets: profile.and_then(|p| Some(p.other.as_ref()?.memset.as_ref()?.calls)),
                 predicted_launches: row.launches,
             })
         })

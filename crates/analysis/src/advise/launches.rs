@@ -50,7 +50,8 @@ pub fn count(w: &Workload, mode: Mode, p: Precision) -> Option<Launches> {
 /// The step's calls into cuBLASLt and cuDNN, a memset each. ResNet-50: each convolution and the
 /// fc, in training also each one's two gradients (no input gradient for the stem). BERT: per
 /// layer six GEMMs and fused attention, in training each GEMM's two gradients and attention's
-/// backward; the MLM head's two GEMMs and, in training, their four gradients.
+/// backward (the encoder's input taken to need its gradient, as embeddings below it do); the MLM
+/// head's two GEMMs and, in training, their four gradients.
 fn library_calls(w: &Workload, mode: Mode) -> Option<f64> {
     let train = mode == Mode::Train;
     Some(match w {
