@@ -144,6 +144,31 @@ def dispatch_us(rounds=5, ops=500):
     return statistics.median(per)
 
 
+def idle_stretches(activity, total_ms):
+    """Where a profiled step's idle time lies: each stretch between two of the GPU's activities
+    (kernels, memsets, copies; `activity` holds (start, end, name), microseconds on the GPU's
+    timeline) counted and summed by its length. A launch-bound gap is a few microseconds; longer
+    ones are the GPU waiting for a host that fell behind or for the host's code between phases.
+    `outside_ms` is the step's time (`total_ms`) before its first activity and after its last."""
+    idle, reach, before, longest = [], None, None, []
+    for s, t, name in sorted(activity):
+        if reach is not None and s > reach:
+            idle.append(s - reach)
+            # The gap comes after one activity and before the next.
+            longest.append({"us": round(s - reach, 1), "after": before[:120], "before": name[:120]})
+        if reach is None or t > reach:
+            reach, before = t, name
+    span = (reach - min(a[0] for a in activity)) / 1e3 if activity else 0.0
+    edges = (3, 10, 50, 200, float("inf"))
+    bins = list(zip((0,) + edges, edges))
+    return {"up_to_us": [e if e != float("inf") else None for e in edges],
+            "calls": [sum(1 for g in idle if lo < g <= hi) for lo, hi in bins],
+            "ms": [round(sum(g for g in idle if lo < g <= hi) / 1e3, 4) for lo, hi in bins],
+            "outside_ms": round(max(0.0, total_ms - span), 4),
+            # The ten longest, with the activities on either side: where the step waits.
+            "longest": sorted(longest, key=lambda g: -g["us"])[:10]}
+
+
 def breakdown(step):
     """GPU time per category for one step, ms, from the profiler's kernel events."""
     from torch.profiler import ProfilerActivity, profile
@@ -187,26 +212,7 @@ def breakdown(step):
             busy += t - reach
             reach = t
     per["launch gaps"] = max(0.0, total - busy / 1e3)
-    # Where the idle time lies: each stretch between two of the GPU's activities (kernels, memsets,
-    # copies) by its length. A launch-bound gap is a few microseconds; longer ones are the GPU
-    # waiting for a host that fell behind or for the host's code between phases. `outside_ms` is
-    # the step's time before its first activity and after its last.
-    idle, reach, before, longest = [], None, None, []
-    for s, t, name in sorted(activity):
-        if reach is not None and s > reach:
-            idle.append(s - reach)
-            # The gap comes after one activity and before the next.
-            longest.append({"us": round(s - reach, 1), "after": before[:120], "before": name[:120]})
-        if reach is None or t > reach:
-            reach, before = t, name
-    span = (reach - min(a[0] for a in activity)) / 1e3 if activity else 0.0
-    edges = (3, 10, 50, 200, float("inf"))
-    gaps = {"up_to_us": [e if e != float("inf") else None for e in edges],
-            "calls": [sum(1 for g in idle if lo < g <= hi) for lo, hi in zip((0,) + edges, edges)],
-            "ms": [round(sum(g for g in idle if lo < g <= hi) / 1e3, 4) for lo, hi in zip((0,) + edges, edges)],
-            "outside_ms": round(max(0.0, total - span), 4),
-            # The ten longest, with the activities on either side: where the step waits.
-            "longest": sorted(longest, key=lambda g: -g["us"])[:10]}
+    gaps = idle_stretches(activity, total)
     # Every kernel, longest first, with the category it was put in (so the sorting can be read)
     # and its launches: what a model of the step's passes is checked against.
     top = sorted(by_name.items(), key=lambda kv: -kv[1])
