@@ -19,7 +19,8 @@ optimizer) from the kernels' names; busy_ms is the time some kernel ran; the GPU
 copies, which are no kernels and fall in the gaps, are counted apart ("other"), and the idle
 stretches between the GPU's activities are counted by their length ("gaps"). The profiler slows the
 host, so the timed step's launch gaps are its median less busy_ms, not the profiled step's idle
-time. dispatch_us is the host's time to issue one small op, measured apart from the steps. Peak memory is torch.cuda.max_memory_allocated over the timed steps. Prints one JSON line.
+time. dispatch_us is the host's time to issue one small op, measured apart from the steps. Peak
+memory is torch.cuda.max_memory_allocated over the timed steps. Prints one JSON line.
 """
 import argparse
 import json
@@ -144,21 +145,31 @@ def dispatch_us(rounds=5, ops=500):
     return statistics.median(per)
 
 
+def merged(activity):
+    """The GPU's busy stretches: `activity`'s (start, end, name) intervals merged where they
+    overlap, each as (start, end, the first activity's name, the name of the one that ends it)."""
+    out = []
+    for s, t, name in sorted(activity):
+        if out and s <= out[-1][1]:
+            if t > out[-1][1]:
+                out[-1] = (out[-1][0], t, out[-1][2], name)
+        else:
+            out.append((s, t, name, name))
+    return out
+
+
 def idle_stretches(activity, total_ms):
     """Where a profiled step's idle time lies: each stretch between two of the GPU's activities
     (kernels, memsets, copies; `activity` holds (start, end, name), microseconds on the GPU's
     timeline) counted and summed by its length. A launch-bound gap is a few microseconds; longer
     ones are the GPU waiting for a host that fell behind or for the host's code between phases.
     `outside_ms` is the step's time (`total_ms`) before its first activity and after its last."""
-    idle, reach, before, longest = [], None, None, []
-    for s, t, name in sorted(activity):
-        if reach is not None and s > reach:
-            idle.append(s - reach)
-            # The gap comes after one activity and before the next.
-            longest.append({"us": round(s - reach, 1), "after": before[:120], "before": name[:120]})
-        if reach is None or t > reach:
-            reach, before = t, name
-    span = (reach - min(a[0] for a in activity)) / 1e3 if activity else 0.0
+    busy = merged(activity)
+    # Each gap comes after one busy stretch's last activity and before the next's first.
+    idle = [(b[0] - a[1], a[3], b[2]) for a, b in zip(busy, busy[1:])]
+    longest = [{"us": round(g, 1), "after": after[:120], "before": before[:120]} for g, after, before in idle]
+    idle = [g for g, _, _ in idle]
+    span = (busy[-1][1] - busy[0][0]) / 1e3 if busy else 0.0
     edges = (3, 10, 50, 200, float("inf"))
     bins = list(zip((0,) + edges, edges))
     return {"up_to_us": [e if e != float("inf") else None for e in edges],
@@ -197,20 +208,12 @@ def breakdown(step):
             other[op]["ms"] += (e.time_range.end - e.time_range.start) / 1e3
             continue
         # Kernel intervals in microseconds on the GPU's timeline.
-        kernels.append((e.time_range.start, e.time_range.end))
+        kernels.append((e.time_range.start, e.time_range.end, e.name))
         ms = (e.time_range.end - e.time_range.start) / 1e3
         per[category(e.name)] += ms
         by_name[e.name] = by_name.get(e.name, 0.0) + ms
         calls[e.name] = calls.get(e.name, 0) + 1
-    kernels.sort()
-    busy, reach = 0.0, None
-    for s, t in kernels:
-        if reach is None or s > reach:
-            busy += t - s
-            reach = t
-        elif t > reach:
-            busy += t - reach
-            reach = t
+    busy = sum(t - s for s, t, _, _ in merged(kernels))
     per["launch gaps"] = max(0.0, total - busy / 1e3)
     gaps = idle_stretches(activity, total)
     # Every kernel, longest first, with the category it was put in (so the sorting can be read)

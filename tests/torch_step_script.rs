@@ -60,9 +60,10 @@ fn a_profiles_idle_stretches_are_counted_by_length() {
     // f), 3 (to g, on a bin's edge: a bin holds its upper bound); the step is 0.6 ms, the
     // activities span 0.505 ms.
     let out = python(
-        "g = ts.idle_stretches([(12, 20, 'b'), (0, 10, 'a'), (20, 30, 'c'), (25, 28, 'd'), (100, 110, 'e'), (504, 505, 'g'), (500, 501, 'f')], 0.6)\n\
-         print(json.dumps(g))\n\
-         print(json.dumps(ts.idle_stretches([], 0.5)))\n",
+        "acts = [(12, 20, 'b'), (0, 10, 'a'), (20, 30, 'c'), (25, 28, 'd'), (100, 110, 'e'), (504, 505, 'g'), (500, 501, 'f')]\n\
+         print(json.dumps(ts.idle_stretches(acts, 0.6)))\n\
+         print(json.dumps(ts.idle_stretches([], 0.5)))\n\
+         print(json.dumps(sum(t - s for s, t, _, _ in ts.merged(acts))))\n",
     );
     let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     let g = &lines[0];
@@ -80,4 +81,6 @@ fn a_profiles_idle_stretches_are_counted_by_length() {
     // No activity: the whole step is outside.
     assert_eq!(lines[1]["calls"], serde_json::json!([0, 0, 0, 0, 0]));
     assert_eq!(lines[1]["outside_ms"], serde_json::json!(0.5));
+    // The busy time, what the step's launch gaps are its time less: each overlap counted once.
+    assert_eq!(lines[2], serde_json::json!(40));
 }
